@@ -1,0 +1,40 @@
+//! vcsim's framework: the model of a volunteer-computing host and its
+//! projects, the one deterministic simulator, the five policy traits, the
+//! policy registry, the figures of merit and scenario loading.
+//!
+//! Architecture invariants: no I/O but reading a scenario file; no wall
+//! clock; no hash-map iteration in decisions; policies only read.
+
+pub mod availability;
+pub mod metrics;
+pub mod model;
+pub mod policy;
+pub mod registry;
+pub mod rng;
+pub mod rpc;
+pub mod scenario;
+pub mod sim;
+pub mod timeline;
+pub mod view;
+
+pub use metrics::{Metrics, RunReport};
+pub use model::{ClientState, Job, JobState, Rsc, RunMode, Time, CPU};
+pub use policy::*;
+pub use registry::{AnyPolicy, BuiltinPolicy, Entry, Family, PolicySpec, Registry};
+pub use scenario::{Scenario, ScenarioError};
+pub use sim::{run, RunOutput, SimError, SimOptions, Stepping};
+pub use view::View;
+
+/// Re-exported so that plugins submit built-ins with the same `inventory`.
+pub use inventory;
+
+/// Loads a scenario, makes the policies of `spec` from `registry`, and runs it.
+pub fn run_spec(
+    scn: &Scenario,
+    registry: &Registry,
+    spec: &PolicySpec,
+    opts: SimOptions,
+) -> Result<RunOutput, String> {
+    let set = registry.instantiate(spec)?;
+    run(scn, set, &spec.display(), opts).map_err(|e| format!("{}: {e}", scn.name))
+}

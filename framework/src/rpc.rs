@@ -1,0 +1,184 @@
+//! The scheduler-RPC timing and retry rules of `rpc-timing-and-retry`,
+//! shared by every work fetcher: the per-project minimum RPC time, randomized
+//! exponential back-off, the project's request delay, re-reading the master
+//! file, and the resource debt used to pick a project for a report session.
+//! Constants are BOINC 2007's (`scheduler_op.h`, `client_state.h`).
+
+use rand::Rng;
+
+/// Least back-off after a failure (`SCHED_RETRY_DELAY_MIN`, scheduler_op.h).
+pub const SCHED_RETRY_DELAY_MIN: f64 = 60.0;
+/// Greatest back-off (`SCHED_RETRY_DELAY_MAX`, scheduler_op.h): 4 hours.
+pub const SCHED_RETRY_DELAY_MAX: f64 = 14400.0;
+/// Failures after which the back-off exponent stops growing and the master
+/// file is re-read (`RETRY_CAP`).
+pub const RETRY_CAP: u32 = 10;
+/// Re-read the master file every this many RPC failures (the seed's `MASTER_FETCH_PERIOD`).
+pub const MASTER_FETCH_PERIOD: u32 = 10;
+/// Master-fetch failures after which the project is left alone for a day (`MASTER_FETCH_RETRY_CAP`).
+pub const MASTER_FETCH_RETRY_CAP: u32 = 3;
+/// How long to leave a project whose master file cannot be read (`MASTER_FETCH_INTERVAL`).
+pub const MASTER_FETCH_INTERVAL: f64 = 86400.0;
+/// Decay of the exponentially averaged CPU time: a factor of e every week
+/// (the seed's `EXP_DECAY_RATE`).
+pub const EXP_DECAY_RATE: f64 = 1.0 / (7.0 * 86400.0);
+/// A finished job is reported at once when its deadline is this near
+/// (`REPORT_DEADLINE_CUSHION`, at least the work buffer's minimum).
+pub const REPORT_DEADLINE_CUSHION: f64 = 86400.0;
+/// A finished job is reported at once when it has waited this long.
+pub const REPORT_MAX_WAIT: f64 = 86400.0;
+
+/// BOINC's `calculate_exponential_backoff`: uniform on [MIN, min(MAX, e^n)),
+/// exactly MIN when e^n is not above it.
+pub fn exponential_backoff<R: Rng + ?Sized>(n: u32, rng: &mut R) -> f64 {
+    let cap = (n.min(RETRY_CAP) as f64).exp().min(SCHED_RETRY_DELAY_MAX);
+    if cap <= SCHED_RETRY_DELAY_MIN {
+        SCHED_RETRY_DELAY_MIN
+    } else {
+        rng.gen_range(SCHED_RETRY_DELAY_MIN..cap)
+    }
+}
+
+/// Per-project RPC timing state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RpcState {
+    /// Earliest time of the next RPC (0: now).
+    pub min_rpc_time: f64,
+    pub nrpc_failures: u32,
+    pub master_fetch_failures: u32,
+    /// The project's scheduler list must be re-read before the next RPC.
+    pub master_fetch_pending: bool,
+    pub last_rpc: Option<f64>,
+}
+
+impl RpcState {
+    /// Can an RPC go to this project now?
+    pub fn contactable(&self, now: f64) -> bool {
+        self.min_rpc_time <= now
+    }
+
+    /// Only ever moves the minimum RPC time later (`set_min_rpc_time`).
+    pub fn set_min_rpc_time(&mut self, t: f64) {
+        if t > self.min_rpc_time {
+            self.min_rpc_time = t;
+        }
+    }
+
+    /// All of the project's schedulers failed, or asked-for work did not come,
+    /// or a job failed: BOINC's `backoff`.
+    pub fn backoff<R: Rng + ?Sized>(&mut self, now: f64, rng: &mut R) {
+        if self.master_fetch_failures >= MASTER_FETCH_RETRY_CAP {
+            self.master_fetch_pending = true;
+            self.set_min_rpc_time(now + MASTER_FETCH_INTERVAL);
+            return;
+        }
+        if self.nrpc_failures > 0
+            && self.nrpc_failures % MASTER_FETCH_PERIOD == 0
+            && !self.master_fetch_pending
+        {
+            // Every MASTER_FETCH_PERIOD failures the scheduler list is re-read.
+            self.master_fetch_pending = true;
+        }
+        self.nrpc_failures += 1;
+        let delay = exponential_backoff(self.nrpc_failures, rng);
+        self.set_min_rpc_time(now + delay);
+    }
+
+    /// A reply came back.
+    pub fn succeeded(&mut self, now: f64, request_delay: f64) {
+        self.nrpc_failures = 0;
+        self.min_rpc_time = 0.0;
+        if request_delay > 0.0 {
+            self.set_min_rpc_time(now + request_delay);
+        }
+    }
+
+    /// The master file was read: new scheduler URLs clear the failures.
+    pub fn master_fetched(&mut self, ok: bool) {
+        if ok {
+            self.master_fetch_pending = false;
+            self.master_fetch_failures = 0;
+            self.nrpc_failures = 0;
+        } else {
+            self.master_fetch_failures += 1;
+        }
+    }
+}
+
+/// The RPC document's resource debt: share / exponentially averaged CPU.
+pub fn resource_debt(resource_share: f64, exp_avg_cpu: f64) -> f64 {
+    resource_share / exp_avg_cpu.max(1e-6)
+}
+
+/// Decays an exponentially averaged CPU time over `dt` and adds `cpu`.
+pub fn decay_exp_avg(exp_avg: f64, dt: f64, cpu: f64) -> f64 {
+    exp_avg * (-dt * EXP_DECAY_RATE).exp() + cpu
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn backoff_is_the_minimum_until_e_to_the_n_exceeds_it() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(1);
+        for n in 1..=4 {
+            assert_eq!(exponential_backoff(n, &mut rng), 60.0);
+        }
+        for _ in 0..200 {
+            let d = exponential_backoff(5, &mut rng);
+            assert!((60.0..5f64.exp()).contains(&d));
+            let d = exponential_backoff(40, &mut rng);
+            assert!((60.0..=SCHED_RETRY_DELAY_MAX).contains(&d));
+        }
+    }
+
+    #[test]
+    fn a_backoff_sequence_with_a_fixed_seed_is_reproducible_and_bounded() {
+        let run = || {
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+            let mut st = RpcState::default();
+            let mut now = 0.0;
+            let mut delays = vec![];
+            for _ in 0..12 {
+                st.backoff(now, &mut rng);
+                delays.push(st.min_rpc_time - now);
+                now = st.min_rpc_time;
+            }
+            (delays, st)
+        };
+        let (a, st) = run();
+        assert_eq!(a, run().0);
+        assert_eq!(&a[..4], &[60.0; 4]);
+        assert!(a[4] >= 60.0 && a[4] < 5f64.exp());
+        assert!(a.iter().all(|d| *d <= SCHED_RETRY_DELAY_MAX));
+        // The tenth failure asks for the master file.
+        assert!(st.master_fetch_pending);
+        assert_eq!(st.nrpc_failures, 12);
+    }
+
+    #[test]
+    fn a_reply_clears_failures_and_honours_the_request_delay() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(1);
+        let mut st = RpcState::default();
+        st.backoff(0.0, &mut rng);
+        st.succeeded(100.0, 600.0);
+        assert_eq!(st.nrpc_failures, 0);
+        assert_eq!(st.min_rpc_time, 700.0);
+        st.set_min_rpc_time(10.0);
+        assert_eq!(st.min_rpc_time, 700.0, "never moved earlier");
+    }
+
+    #[test]
+    fn three_failed_master_fetches_leave_the_project_for_a_day() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(1);
+        let mut st = RpcState::default();
+        for _ in 0..3 {
+            st.master_fetched(false);
+        }
+        st.backoff(50.0, &mut rng);
+        assert_eq!(st.min_rpc_time, 50.0 + MASTER_FETCH_INTERVAL);
+        assert!(st.master_fetch_pending);
+    }
+}

@@ -1,0 +1,659 @@
+//! Scenario files: the host, the client's preferences and the projects, as in
+//! `interface.md`. Every number carries its unit in its key; unknown keys are
+//! errors. Loading never panics: a bad file becomes a [`ScenarioError`] that
+//! names the file, the key and the line.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "defaults::seed")]
+    pub seed: u64,
+    pub duration_days: f64,
+    /// The paper's delta: the client's poll interval; every decision falls on
+    /// a multiple of it.
+    #[serde(default = "defaults::step_seconds")]
+    pub step_seconds: f64,
+    pub host: Host,
+    #[serde(default)]
+    pub client: Client,
+    #[serde(rename = "project", default)]
+    pub projects: Vec<Project>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    pub ncpus: u32,
+    pub cpu_flops: f64,
+    #[serde(default = "defaults::disk_gb")]
+    pub disk_gb: f64,
+    /// Disk used by other programs (BOINC's `d_total - d_free - boinc usage`).
+    #[serde(default)]
+    pub non_boinc_used_gb: f64,
+    #[serde(default)]
+    pub connection_interval_days: f64,
+    #[serde(default)]
+    pub availability: HostAvailability,
+    #[serde(rename = "gpu", default)]
+    pub gpus: Vec<GpuType>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HostAvailability {
+    #[serde(default = "defaults::one")]
+    pub fraction: f64,
+    #[serde(default = "defaults::mean_on_seconds")]
+    pub mean_on_seconds: f64,
+}
+
+impl Default for HostAvailability {
+    fn default() -> Self {
+        HostAvailability {
+            fraction: 1.0,
+            mean_on_seconds: defaults::mean_on_seconds(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GpuType {
+    pub kind: String,
+    pub count: u32,
+    pub flops: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Client {
+    #[serde(default = "defaults::sched_period_minutes")]
+    pub sched_period_minutes: f64,
+    #[serde(default = "defaults::work_buf_min_days")]
+    pub work_buf_min_days: f64,
+    #[serde(default = "defaults::work_buf_additional_days")]
+    pub work_buf_additional_days: f64,
+    /// false: the client's estimates assume the host is always available
+    /// (BOINC's 2007 simulator, which reproduces the paper).
+    #[serde(default)]
+    pub learn_availability: bool,
+    /// Percentage of the host's CPUs the client may use (BOINC's `max_ncpus_pct`).
+    #[serde(default = "defaults::hundred")]
+    pub max_ncpus_pct: f64,
+    #[serde(default = "defaults::disk_max_used_gb")]
+    pub disk_max_used_gb: f64,
+    #[serde(default = "defaults::disk_max_used_pct")]
+    pub disk_max_used_pct: f64,
+    #[serde(default = "defaults::one")]
+    pub disk_min_free_gb: f64,
+}
+
+impl Default for Client {
+    fn default() -> Self {
+        Client {
+            sched_period_minutes: defaults::sched_period_minutes(),
+            work_buf_min_days: defaults::work_buf_min_days(),
+            work_buf_additional_days: defaults::work_buf_additional_days(),
+            learn_availability: false,
+            max_ncpus_pct: 100.0,
+            disk_max_used_gb: defaults::disk_max_used_gb(),
+            disk_max_used_pct: defaults::disk_max_used_pct(),
+            disk_min_free_gb: 1.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Project {
+    pub name: String,
+    pub resource_share: f64,
+    pub latency_bound_days: f64,
+    #[serde(default = "defaults::deletion_policy")]
+    pub deletion_policy: String,
+    #[serde(default)]
+    pub delete_from_self: bool,
+    /// Up/down process of the project's servers (master and schedulers alike).
+    #[serde(default)]
+    pub availability: ServerAvailability,
+    /// The server's `<request_delay>`: the least gap it asks between RPCs.
+    #[serde(default)]
+    pub request_delay_seconds: f64,
+    /// Scheduler URLs, tried in order; each has its own up/down process on top
+    /// of the project's. None listed: one scheduler that is up with the project.
+    #[serde(rename = "scheduler", default)]
+    pub schedulers: Vec<Scheduler>,
+    #[serde(rename = "app", default)]
+    pub apps: Vec<App>,
+    /// Jobs already on the host when the run starts.
+    #[serde(rename = "job", default)]
+    pub jobs: Vec<InitialJob>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerAvailability {
+    #[serde(default = "defaults::one")]
+    pub fraction: f64,
+    #[serde(default = "defaults::mean_up_hours")]
+    pub mean_up_hours: f64,
+}
+
+impl Default for ServerAvailability {
+    fn default() -> Self {
+        ServerAvailability {
+            fraction: 1.0,
+            mean_up_hours: defaults::mean_up_hours(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scheduler {
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub availability: ServerAvailability,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct App {
+    pub name: String,
+    #[serde(default = "defaults::one")]
+    pub cpus: f64,
+    #[serde(default)]
+    pub gpu: Option<AppGpu>,
+    pub flops_estimate: f64,
+    pub flops_mean: f64,
+    #[serde(default)]
+    pub flops_stddev: f64,
+    #[serde(default)]
+    pub input_mb: f64,
+    #[serde(default)]
+    pub output_mb: f64,
+    /// Relative weight of this app when the server picks a job to send.
+    #[serde(default = "defaults::one")]
+    pub weight: f64,
+    /// Probability that a job of this app fails (crashes) part-way.
+    #[serde(default)]
+    pub failure_fraction: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AppGpu {
+    pub kind: String,
+    #[serde(default = "defaults::one")]
+    pub count: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InitialJob {
+    pub app: String,
+    /// The project's estimate; defaults to the app's.
+    #[serde(default)]
+    pub flops_estimate: Option<f64>,
+    /// What the job really takes; defaults to the app's mean.
+    #[serde(default)]
+    pub flops: Option<f64>,
+    /// Deadline, in days from the start of the run.
+    pub deadline_days: f64,
+    /// Fraction already computed.
+    #[serde(default)]
+    pub fraction_done: f64,
+}
+
+mod defaults {
+    pub fn seed() -> u64 {
+        1
+    }
+    pub fn step_seconds() -> f64 {
+        60.0
+    }
+    pub fn one() -> f64 {
+        1.0
+    }
+    pub fn hundred() -> f64 {
+        100.0
+    }
+    pub fn disk_gb() -> f64 {
+        100.0
+    }
+    pub fn mean_on_seconds() -> f64 {
+        1000.0
+    }
+    pub fn mean_up_hours() -> f64 {
+        24.0
+    }
+    pub fn sched_period_minutes() -> f64 {
+        60.0
+    }
+    pub fn work_buf_min_days() -> f64 {
+        0.1
+    }
+    pub fn work_buf_additional_days() -> f64 {
+        0.25
+    }
+    pub fn disk_max_used_gb() -> f64 {
+        50.0
+    }
+    pub fn disk_max_used_pct() -> f64 {
+        90.0
+    }
+    pub fn deletion_policy() -> String {
+        "lru".into()
+    }
+}
+
+/// A scenario file that could not be used, with where the fault is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub file: PathBuf,
+    /// Dotted path of the offending key, when known (`project.0.resource_share`).
+    pub key: Option<String>,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        write!(f, ": ")?;
+        if let Some(k) = &self.key {
+            write!(f, "key `{k}`: ")?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl Scenario {
+    /// Reads and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: path.to_path_buf(),
+            key: None,
+            line: None,
+            column: None,
+            message: format!("cannot read the file: {e}"),
+        })?;
+        Scenario::from_toml_str(&text, path)
+    }
+
+    /// Parses and validates scenario text; `file` only names it in errors.
+    pub fn from_toml_str(text: &str, file: &Path) -> Result<Scenario, ScenarioError> {
+        let scenario: Scenario = toml::from_str(text).map_err(|e| {
+            let (line, column) = match e.span() {
+                Some(span) => {
+                    let (l, c) = line_col(text, span.start);
+                    (Some(l), Some(c))
+                }
+                None => (None, None),
+            };
+            ScenarioError {
+                file: file.to_path_buf(),
+                key: None,
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        if let Err((key, message)) = scenario.validate() {
+            let (line, column) =
+                locate_key(text, &key).map_or((None, None), |(l, c)| (Some(l), Some(c)));
+            return Err(ScenarioError {
+                file: file.to_path_buf(),
+                key: Some(key),
+                line,
+                column,
+                message,
+            });
+        }
+        Ok(scenario)
+    }
+
+    /// Checks every value that the types alone do not; returns the dotted key
+    /// and what is wrong with it.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        fn positive(key: &str, v: f64) -> Result<(), (String, String)> {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err((key.into(), format!("must be a positive number, found {v}")))
+            }
+        }
+        fn non_negative(key: &str, v: f64) -> Result<(), (String, String)> {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err((key.into(), format!("must be zero or more, found {v}")))
+            }
+        }
+        fn fraction(key: &str, v: f64, allow_zero: bool) -> Result<(), (String, String)> {
+            if v.is_finite() && v <= 1.0 && (v > 0.0 || (allow_zero && v == 0.0)) {
+                Ok(())
+            } else {
+                Err((
+                    key.into(),
+                    format!("must be a fraction in (0, 1], found {v}"),
+                ))
+            }
+        }
+        positive("duration_days", self.duration_days)?;
+        positive("step_seconds", self.step_seconds)?;
+        if self.duration_days * 86400.0 / self.step_seconds > 1e9 {
+            return Err((
+                "step_seconds".into(),
+                "is too small for the duration: more than 1e9 steps".into(),
+            ));
+        }
+        if self.host.ncpus == 0 {
+            return Err(("host.ncpus".into(), "must be at least 1".into()));
+        }
+        positive("host.cpu_flops", self.host.cpu_flops)?;
+        positive("host.disk_gb", self.host.disk_gb)?;
+        non_negative("host.non_boinc_used_gb", self.host.non_boinc_used_gb)?;
+        non_negative(
+            "host.connection_interval_days",
+            self.host.connection_interval_days,
+        )?;
+        fraction(
+            "host.availability.fraction",
+            self.host.availability.fraction,
+            false,
+        )?;
+        positive(
+            "host.availability.mean_on_seconds",
+            self.host.availability.mean_on_seconds,
+        )?;
+        for (i, g) in self.host.gpus.iter().enumerate() {
+            if g.kind.trim().is_empty() || g.kind == "cpu" {
+                return Err((
+                    format!("host.gpu.{i}.kind"),
+                    "must name a coprocessor type other than `cpu`".into(),
+                ));
+            }
+            if self.host.gpus[..i].iter().any(|o| o.kind == g.kind) {
+                return Err((
+                    format!("host.gpu.{i}.kind"),
+                    format!("`{}` is listed twice", g.kind),
+                ));
+            }
+            if g.count == 0 {
+                return Err((format!("host.gpu.{i}.count"), "must be at least 1".into()));
+            }
+            positive(&format!("host.gpu.{i}.flops"), g.flops)?;
+        }
+        let c = &self.client;
+        positive("client.sched_period_minutes", c.sched_period_minutes)?;
+        non_negative("client.work_buf_min_days", c.work_buf_min_days)?;
+        non_negative(
+            "client.work_buf_additional_days",
+            c.work_buf_additional_days,
+        )?;
+        if !(c.max_ncpus_pct > 0.0 && c.max_ncpus_pct <= 100.0) {
+            return Err((
+                "client.max_ncpus_pct".into(),
+                format!("must be in (0, 100], found {}", c.max_ncpus_pct),
+            ));
+        }
+        non_negative("client.disk_max_used_gb", c.disk_max_used_gb)?;
+        if !(c.disk_max_used_pct >= 0.0 && c.disk_max_used_pct <= 100.0) {
+            return Err((
+                "client.disk_max_used_pct".into(),
+                format!("must be in [0, 100], found {}", c.disk_max_used_pct),
+            ));
+        }
+        non_negative("client.disk_min_free_gb", c.disk_min_free_gb)?;
+        if self.projects.is_empty() {
+            return Err((
+                "project".into(),
+                "the scenario needs at least one [[project]]".into(),
+            ));
+        }
+        for (i, p) in self.projects.iter().enumerate() {
+            let k = |s: &str| format!("project.{i}.{s}");
+            if p.name.trim().is_empty() {
+                return Err((k("name"), "must not be empty".into()));
+            }
+            if self.projects[..i].iter().any(|o| o.name == p.name) {
+                return Err((k("name"), format!("project `{}` is listed twice", p.name)));
+            }
+            positive(&k("resource_share"), p.resource_share)?;
+            positive(&k("latency_bound_days"), p.latency_bound_days)?;
+            if !["lru", "priority", "expire"].contains(&p.deletion_policy.as_str()) {
+                return Err((
+                    k("deletion_policy"),
+                    format!(
+                        "must be lru, priority or expire, found `{}`",
+                        p.deletion_policy
+                    ),
+                ));
+            }
+            fraction(&k("availability.fraction"), p.availability.fraction, true)?;
+            positive(
+                &k("availability.mean_up_hours"),
+                p.availability.mean_up_hours,
+            )?;
+            non_negative(&k("request_delay_seconds"), p.request_delay_seconds)?;
+            for (j, s) in p.schedulers.iter().enumerate() {
+                fraction(
+                    &k(&format!("scheduler.{j}.availability.fraction")),
+                    s.availability.fraction,
+                    true,
+                )?;
+                positive(
+                    &k(&format!("scheduler.{j}.availability.mean_up_hours")),
+                    s.availability.mean_up_hours,
+                )?;
+            }
+            if p.apps.is_empty() {
+                return Err((
+                    k("app"),
+                    format!("project `{}` needs at least one [[project.app]]", p.name),
+                ));
+            }
+            for (j, a) in p.apps.iter().enumerate() {
+                let ka = |s: &str| k(&format!("app.{j}.{s}"));
+                if p.apps[..j].iter().any(|o| o.name == a.name) {
+                    return Err((ka("name"), format!("app `{}` is listed twice", a.name)));
+                }
+                non_negative(&ka("cpus"), a.cpus)?;
+                if a.cpus > self.host.ncpus as f64 {
+                    return Err((
+                        ka("cpus"),
+                        format!(
+                            "{} CPUs per job is more than the host's {}",
+                            a.cpus, self.host.ncpus
+                        ),
+                    ));
+                }
+                match &a.gpu {
+                    None => {
+                        if a.cpus <= 0.0 {
+                            return Err((ka("cpus"), "a CPU app needs more than 0 CPUs".into()));
+                        }
+                    }
+                    // A project may have apps for a GPU this host lacks: the server never sends them.
+                    Some(g) => positive(&ka("gpu.count"), g.count)?,
+                }
+                positive(&ka("flops_estimate"), a.flops_estimate)?;
+                positive(&ka("flops_mean"), a.flops_mean)?;
+                non_negative(&ka("flops_stddev"), a.flops_stddev)?;
+                non_negative(&ka("input_mb"), a.input_mb)?;
+                non_negative(&ka("output_mb"), a.output_mb)?;
+                non_negative(&ka("weight"), a.weight)?;
+                if !(0.0..1.0).contains(&a.failure_fraction) {
+                    return Err((
+                        ka("failure_fraction"),
+                        format!("must be in [0, 1), found {}", a.failure_fraction),
+                    ));
+                }
+            }
+            if p.apps.iter().all(|a| a.weight == 0.0) {
+                return Err((k("app"), "at least one app needs a positive weight".into()));
+            }
+            for (j, job) in p.jobs.iter().enumerate() {
+                let kj = |s: &str| k(&format!("job.{j}.{s}"));
+                if !p.apps.iter().any(|a| a.name == job.app) {
+                    return Err((
+                        kj("app"),
+                        format!("no app `{}` in project `{}`", job.app, p.name),
+                    ));
+                }
+                if let Some(f) = job.flops_estimate {
+                    positive(&kj("flops_estimate"), f)?;
+                }
+                if let Some(f) = job.flops {
+                    positive(&kj("flops"), f)?;
+                }
+                if !job.deadline_days.is_finite() {
+                    return Err((kj("deadline_days"), "must be a number".into()));
+                }
+                if !(0.0..1.0).contains(&job.fraction_done) {
+                    return Err((
+                        kj("fraction_done"),
+                        format!("must be in [0, 1), found {}", job.fraction_done),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Usable CPUs: BOINC's `max_ncpus_pct` applied to the host, at least one.
+    pub fn usable_cpus(&self) -> u32 {
+        ((self.host.ncpus as f64 * self.client.max_ncpus_pct / 100.0).floor() as u32).max(1)
+    }
+}
+
+/// 1-based line and column of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map_or(offset, |i| offset - i - 1) + 1;
+    (line, col)
+}
+
+/// Finds the line and column of a dotted key (`project.1.app.0.cpus`) in TOML
+/// text, walking arrays of tables by index; falls back to the deepest parent
+/// that exists.
+pub fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
+    use toml_edit::{Item, Value};
+    enum Node<'a> {
+        Item(&'a Item),
+        Table(&'a toml_edit::Table),
+        Value(&'a Value),
+    }
+    let doc = text.parse::<toml_edit::ImDocument<String>>().ok()?;
+    let mut node = Node::Item(doc.as_item());
+    let mut best = None;
+    for seg in dotted.split('.') {
+        let index = seg.parse::<usize>().ok();
+        let (span, next) = match (&node, index) {
+            (Node::Item(Item::ArrayOfTables(a)), Some(i)) => match a.get(i) {
+                Some(t) => (t.span(), Node::Table(t)),
+                None => break,
+            },
+            (Node::Item(Item::Value(Value::Array(a))), Some(i))
+            | (Node::Value(Value::Array(a)), Some(i)) => match a.get(i) {
+                Some(v) => (v.span(), Node::Value(v)),
+                None => break,
+            },
+            (_, _) => {
+                let table: Option<&dyn toml_edit::TableLike> = match &node {
+                    Node::Item(it) => it.as_table_like(),
+                    Node::Table(t) => Some(*t as &dyn toml_edit::TableLike),
+                    Node::Value(Value::InlineTable(t)) => Some(t as &dyn toml_edit::TableLike),
+                    Node::Value(_) => None,
+                };
+                match table.and_then(|t| t.get_key_value(seg)) {
+                    Some((k, it)) => (k.span().or_else(|| it.span()), Node::Item(it)),
+                    None => break,
+                }
+            }
+        };
+        if let Some(s) = span {
+            best = Some(s.start);
+        }
+        node = next;
+    }
+    best.map(|o| line_col(text, o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+name = "t"
+duration_days = 1
+[host]
+ncpus = 1
+cpu_flops = 1e9
+[[project]]
+name = "A"
+resource_share = 100
+latency_bound_days = 1
+[[project.app]]
+name = "main"
+flops_estimate = 1e12
+flops_mean = 1e12
+"#;
+
+    #[test]
+    fn a_minimal_scenario_takes_the_documented_defaults() {
+        let s = Scenario::from_toml_str(MINIMAL, Path::new("t.toml")).unwrap();
+        assert_eq!(s.seed, 1);
+        assert_eq!(s.step_seconds, 60.0);
+        assert_eq!(s.client.sched_period_minutes, 60.0);
+        assert_eq!(s.client.work_buf_min_days, 0.1);
+        assert_eq!(s.host.availability.fraction, 1.0);
+        assert_eq!(s.projects[0].apps[0].cpus, 1.0);
+    }
+
+    #[test]
+    fn an_unknown_key_names_file_key_and_line() {
+        let text = MINIMAL.replace("ncpus = 1", "ncpus = 1\nncpu = 2");
+        let e = Scenario::from_toml_str(&text, Path::new("x.toml")).unwrap_err();
+        assert_eq!(e.line, Some(6));
+        assert!(e.to_string().contains("x.toml:6"), "{e}");
+        assert!(e.to_string().contains("ncpu"), "{e}");
+    }
+
+    #[test]
+    fn a_negative_share_is_located_by_its_key() {
+        let text = MINIMAL.replace("resource_share = 100", "resource_share = -5");
+        let e = Scenario::from_toml_str(&text, Path::new("x.toml")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("project.0.resource_share"));
+        assert_eq!(e.line, Some(9));
+    }
+
+    #[test]
+    fn a_key_in_the_second_app_of_the_second_project_is_found() {
+        let text = format!("{MINIMAL}[[project]]\nname = \"B\"\nresource_share = 1\nlatency_bound_days = 1\n[[project.app]]\nname = \"a\"\nflops_estimate = 1\nflops_mean = 1\n[[project.app]]\nname = \"b\"\nflops_estimate = 1\nflops_mean = 1\ncpus = 9\n");
+        let e = Scenario::from_toml_str(&text, Path::new("x.toml")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("project.1.app.1.cpus"));
+        let line = text.lines().position(|l| l == "cpus = 9").unwrap() + 1;
+        assert_eq!(e.line, Some(line));
+    }
+}

@@ -1,0 +1,114 @@
+//! What ran where and when, for people (`--timeline out.html`) and programs
+//! (`--timeline out.csv`). Recorded only when asked for.
+
+use crate::model::{ClientState, Job, Rsc, RunMode, Time};
+use serde::Serialize;
+
+/// One stretch of a job computing without interruption.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TimelineSegment {
+    pub job: u64,
+    pub project: usize,
+    pub rsc: Rsc,
+    pub cpus: f64,
+    pub gpu_count: f64,
+    pub start: Time,
+    pub end: Time,
+    /// Ran in deadline (EDF) mode.
+    pub deadline_mode: bool,
+    pub deadline: Time,
+    /// The job was reported after its deadline.
+    pub late: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TimelineRpc {
+    pub time: Time,
+    pub project: usize,
+    pub reached: bool,
+    pub jobs: u32,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timeline {
+    pub segments: Vec<TimelineSegment>,
+    pub rpcs: Vec<TimelineRpc>,
+    /// Periods when the host was unavailable.
+    pub host_off: Vec<(Time, Time)>,
+    pub project_names: Vec<String>,
+    pub rsc_names: Vec<String>,
+    /// Instances per resource (lanes).
+    pub rsc_instances: Vec<f64>,
+    open: Vec<(u64, usize)>,
+    late_jobs: Vec<u64>,
+}
+
+impl Timeline {
+    pub(crate) fn ensure_segment(&mut self, j: &Job, now: Time) {
+        if self.open.iter().any(|(id, _)| *id == j.id) {
+            return;
+        }
+        self.open.push((j.id, self.segments.len()));
+        self.segments.push(TimelineSegment {
+            job: j.id,
+            project: j.project,
+            rsc: j.rsc(),
+            cpus: j.cpus,
+            gpu_count: j.gpu.map_or(0.0, |g| g.1),
+            start: now,
+            end: now,
+            deadline_mode: j.mode == RunMode::Deadline,
+            deadline: j.deadline,
+            late: false,
+        });
+    }
+
+    pub(crate) fn end_segment(&mut self, job: u64, t: Time) {
+        if let Some(pos) = self.open.iter().position(|(id, _)| *id == job) {
+            let (_, s) = self.open.swap_remove(pos);
+            self.segments[s].end = t;
+        }
+    }
+
+    pub(crate) fn reported(&mut self, job: u64, _t: Time, late: bool) {
+        if late {
+            self.late_jobs.push(job);
+        }
+    }
+
+    pub(crate) fn finish(&mut self, st: &ClientState) {
+        self.late_jobs.sort_unstable();
+        for s in &mut self.segments {
+            s.late = self.late_jobs.binary_search(&s.job).is_ok();
+        }
+        self.segments.retain(|s| s.end > s.start);
+        self.project_names = st.projects.iter().map(|p| p.name.clone()).collect();
+        self.rsc_names = (0..st.host.nrsc())
+            .map(|r| st.host.rsc_name(r).to_string())
+            .collect();
+        self.rsc_instances = (0..st.host.nrsc()).map(|r| st.host.ninstances(r)).collect();
+    }
+
+    /// The segments as CSV rows (header first).
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from(
+            "job,project,resource,cpus,gpus,start_s,end_s,deadline_s,deadline_mode,late\n",
+        );
+        for s in &self.segments {
+            out.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{},{}\n",
+                s.job,
+                self.project_names[s.project],
+                self.rsc_names[s.rsc],
+                s.cpus,
+                s.gpu_count,
+                s.start,
+                s.end,
+                s.deadline,
+                s.deadline_mode,
+                s.late
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,207 @@
+//! The subcommands.
+
+use crate::compare;
+use crate::extensions::registry_for;
+use crate::output;
+use crate::{Cli, Command, Failure, Format};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use vcsim_framework::{
+    run_spec, Family, PolicySpec, Registry, RunReport, Scenario, SimOptions, Stepping,
+};
+
+/// The base scenario, built in so that `vcsim` alone has something to run.
+pub const BASE_SCENARIO: &str = include_str!("../scenarios/paper-base.toml");
+
+/// The default comparison: the paper's combinations, one family changed at a time.
+pub const DEFAULT_POLICIES: [&str; 5] = [
+    "CS2_WF2_WS2_JC2",
+    "CS1_WF2_WS2_JC2",
+    "CS2_WF1_WS2_JC2",
+    "CS2_WF2_WS1_JC2",
+    "CS2_WF2_WS2_JC1",
+];
+
+pub fn dispatch(cli: Cli) -> Result<(), Failure> {
+    let plugins = cli.plugin.clone();
+    match cli.command {
+        None => {
+            let scn =
+                Scenario::from_toml_str(BASE_SCENARIO, Path::new("<built-in paper-base.toml>"))
+                    .map_err(|e| Failure::input(e.to_string()))?;
+            let specs = parse_specs(&DEFAULT_POLICIES.map(String::from))?;
+            let reg = registry_for(&plugins, &specs)?;
+            let c = run_comparison(&scn, &reg, &specs, 5, None)?;
+            print!("{}", output::compare_table(&c));
+            Ok(())
+        }
+        Some(Command::List) => {
+            let reg = registry_for(&plugins, &[])?;
+            list(&reg);
+            Ok(())
+        }
+        Some(Command::Run {
+            scenario,
+            policy,
+            seed,
+            format,
+            timeline,
+            fixed_step,
+        }) => {
+            let scn = load_scenario(&scenario)?;
+            let specs = parse_specs(&[policy])?;
+            let reg = registry_for(&plugins, &specs)?;
+            let opts = SimOptions {
+                stepping: if fixed_step {
+                    Stepping::FixedStep
+                } else {
+                    Stepping::EventDriven
+                },
+                timeline: timeline.is_some(),
+                seed,
+            };
+            let out = run_spec(&scn, &reg, &specs[0], opts).map_err(Failure::running)?;
+            if let (Some(path), Some(tl)) = (&timeline, &out.timeline) {
+                crate::output::write_timeline(path, tl, &out.report)?;
+            }
+            for line in &out.log {
+                eprintln!("note: {line}");
+            }
+            print!(
+                "{}",
+                match format {
+                    Format::Table => output::run_table(&out.report),
+                    Format::Json => output::run_json(&out.report),
+                    Format::Csv => output::run_csv(&out.report),
+                }
+            );
+            Ok(())
+        }
+        Some(Command::Compare {
+            scenario,
+            policy,
+            replications,
+            seed,
+            format,
+            jobs,
+            watch,
+        }) => {
+            if replications == 0 {
+                return Err(Failure::input("--replications must be at least 1"));
+            }
+            if let Some(j) = jobs {
+                let _ = rayon::ThreadPoolBuilder::new()
+                    .num_threads(j.max(1))
+                    .build_global();
+            }
+            let show = |c: &compare::Comparison| match format {
+                Format::Table => output::compare_table(c),
+                Format::Json => output::compare_json(c),
+                Format::Csv => output::compare_csv(c),
+            };
+            let once = || -> Result<compare::Comparison, Failure> {
+                let scn = load_scenario(&scenario)?;
+                let specs = parse_specs(&policy)?;
+                let reg = registry_for(&plugins, &specs)?;
+                run_comparison(&scn, &reg, &specs, replications, seed)
+            };
+            if watch {
+                return crate::output::watch(&scenario, &policy, once, show);
+            }
+            print!("{}", show(&once()?));
+            Ok(())
+        }
+        Some(Command::Sweep { .. }) => {
+            Err(Failure::input("sweeps are not supported by this build yet"))
+        }
+        Some(Command::Merge { .. }) => {
+            Err(Failure::input("merge is not supported by this build yet"))
+        }
+        Some(Command::Import { .. }) => {
+            Err(Failure::input("import is not supported by this build yet"))
+        }
+        Some(Command::Check { file }) => check(&file, &plugins),
+    }
+}
+
+pub fn load_scenario(path: &Path) -> Result<Scenario, Failure> {
+    Scenario::load(path).map_err(|e| Failure::input(e.to_string()))
+}
+
+pub fn parse_specs(policies: &[String]) -> Result<Vec<PolicySpec>, Failure> {
+    policies
+        .iter()
+        .map(|p| PolicySpec::parse(p).map_err(Failure::input))
+        .collect()
+}
+
+/// Runs every policy on seeds seed, seed+1, ... in parallel; the result does
+/// not depend on the number of threads.
+pub fn run_comparison(
+    scn: &Scenario,
+    reg: &Registry,
+    specs: &[PolicySpec],
+    replications: u32,
+    seed: Option<u64>,
+) -> Result<compare::Comparison, Failure> {
+    let base = seed.unwrap_or(scn.seed);
+    let seeds: Vec<u64> = (0..replications as u64).map(|i| base + i).collect();
+    let cells: Vec<(usize, u64)> = (0..specs.len())
+        .flat_map(|i| seeds.iter().map(move |s| (i, *s)))
+        .collect();
+    let results: Vec<Result<RunReport, String>> = cells
+        .par_iter()
+        .map(|&(i, s)| {
+            let opts = SimOptions {
+                seed: Some(s),
+                ..Default::default()
+            };
+            run_spec(scn, reg, &specs[i], opts).map(|o| o.report)
+        })
+        .collect();
+    let mut runs: Vec<Vec<RunReport>> = vec![Vec::new(); specs.len()];
+    for ((i, _), r) in cells.iter().zip(results) {
+        runs[*i].push(r.map_err(Failure::running)?);
+    }
+    let names: Vec<String> = specs.iter().map(|s| s.display()).collect();
+    Ok(compare::compare(&scn.name, &seeds, &names, &runs))
+}
+
+fn list(reg: &Registry) {
+    for f in Family::ALL {
+        println!("{f}:");
+        for e in reg.entries().filter(|e| e.family == f) {
+            let default = if e.name == f.default_name() {
+                " (default)"
+            } else {
+                ""
+            };
+            let origin = if e.origin == "built-in" {
+                String::new()
+            } else {
+                format!(" [{}]", e.origin)
+            };
+            println!("  {:<10} {}{default}{origin}", e.name, e.summary);
+        }
+    }
+}
+
+fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
+    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    match ext {
+        "toml" => {
+            let text = std::fs::read_to_string(file).map_err(|e| Failure::input(format!("{}: cannot read: {e}", file.display())))?;
+            if text.lines().any(|l| l.trim_start().starts_with("[[axis]]")) {
+                return Err(Failure::input(format!("{}: sweep files are not supported by this build yet", file.display())));
+            }
+            let scn = load_scenario(file)?;
+            let _ = registry_for(plugins, &[])?;
+            println!("{}: scenario `{}` is valid ({} projects, {} days)", file.display(), scn.name, scn.projects.len(), scn.duration_days);
+            Ok(())
+        }
+        _ => Err(Failure::input(format!(
+            "{}: cannot tell what this is; `check` takes a scenario or sweep (.toml), a script (.rhai) or a plugin (.so)",
+            file.display()
+        ))),
+    }
+}

@@ -1,0 +1,231 @@
+//! Paired comparisons: every policy runs on the same seeds; per metric, each
+//! policy's mean with its 95% interval, and each policy's paired difference
+//! from the baseline (the first policy) with its interval and a verdict.
+
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+use vcsim_framework::{Metrics, RunReport};
+
+/// Mean and 95% confidence interval (Student's t) of a sample.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Estimate {
+    pub mean: f64,
+    /// Half-width of the 95% interval; absent with one value.
+    pub half_width: Option<f64>,
+}
+
+impl Estimate {
+    pub fn of(xs: &[f64]) -> Estimate {
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        if xs.len() < 2 {
+            return Estimate {
+                mean,
+                half_width: None,
+            };
+        }
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let t = StudentsT::new(0.0, 1.0, n - 1.0)
+            .expect("n >= 2")
+            .inverse_cdf(0.975);
+        Estimate {
+            mean,
+            half_width: Some(t * (var / n).sqrt()),
+        }
+    }
+    pub fn low(&self) -> Option<f64> {
+        self.half_width.map(|h| self.mean - h)
+    }
+    pub fn high(&self) -> Option<f64> {
+        self.half_width.map(|h| self.mean + h)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Better,
+    Worse,
+    NoSignificantDifference,
+    /// One replication: no interval, no verdict.
+    Undecided,
+}
+
+impl Verdict {
+    pub fn text(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::NoSignificantDifference => "no significant difference",
+            Verdict::Undecided => "n/a (1 replication)",
+        }
+    }
+}
+
+/// The verdict on a paired difference (policy - baseline) of `metric`.
+pub fn verdict(metric: &str, diff: &Estimate) -> Verdict {
+    let (Some(lo), Some(hi)) = (diff.low(), diff.high()) else {
+        return if diff.mean == 0.0 {
+            Verdict::NoSignificantDifference
+        } else {
+            Verdict::Undecided
+        };
+    };
+    let lower_better = Metrics::lower_is_better(metric);
+    if lo > 0.0 {
+        if lower_better {
+            Verdict::Worse
+        } else {
+            Verdict::Better
+        }
+    } else if hi < 0.0 {
+        if lower_better {
+            Verdict::Better
+        } else {
+            Verdict::Worse
+        }
+    } else {
+        Verdict::NoSignificantDifference
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricSummary {
+    pub metric: String,
+    pub mean: f64,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Difference {
+    pub policy: String,
+    pub baseline: String,
+    pub metric: String,
+    pub mean: f64,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub verdict: Verdict,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicySummary {
+    pub policy: String,
+    pub metrics: Vec<MetricSummary>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub scenario: String,
+    pub replications: u32,
+    pub seeds: Vec<u64>,
+    pub policies: Vec<PolicySummary>,
+    pub differences: Vec<Difference>,
+}
+
+/// `runs[i][r]`: policy i, replication r (same seed across i).
+pub fn compare(
+    scenario: &str,
+    seeds: &[u64],
+    names: &[String],
+    runs: &[Vec<RunReport>],
+) -> Comparison {
+    let r6 = vcsim_framework::metrics::round6;
+    let values = |i: usize, m: &str| -> Vec<f64> {
+        runs[i]
+            .iter()
+            .map(|r| r.metrics.get(m).unwrap_or(0.0))
+            .collect()
+    };
+    let policies = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| PolicySummary {
+            policy: name.clone(),
+            metrics: Metrics::NAMES
+                .iter()
+                .map(|m| {
+                    let e = Estimate::of(&values(i, m));
+                    MetricSummary {
+                        metric: m.to_string(),
+                        mean: r6(e.mean),
+                        ci_low: e.low().map(r6),
+                        ci_high: e.high().map(r6),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    let mut differences = Vec::new();
+    for (i, name) in names.iter().enumerate().skip(1) {
+        for m in Metrics::NAMES {
+            let base = values(0, m);
+            let d: Vec<f64> = values(i, m).iter().zip(&base).map(|(a, b)| a - b).collect();
+            let e = Estimate::of(&d);
+            differences.push(Difference {
+                policy: name.clone(),
+                baseline: names[0].clone(),
+                metric: m.to_string(),
+                mean: r6(e.mean),
+                ci_low: e.low().map(r6),
+                ci_high: e.high().map(r6),
+                verdict: verdict(m, &e),
+            });
+        }
+    }
+    Comparison {
+        scenario: scenario.to_string(),
+        replications: seeds.len() as u32,
+        seeds: seeds.to_vec(),
+        policies,
+        differences,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_interval_of_a_known_sample() {
+        // 1..5: mean 3, sd sqrt(2.5), t(0.975, 4) = 2.776: half-width 1.963.
+        let e = Estimate::of(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(e.mean, 3.0);
+        assert!((e.half_width.unwrap() - 1.9632).abs() < 1e-3);
+    }
+
+    #[test]
+    fn verdicts_follow_the_direction_of_the_metric() {
+        let worse = Estimate {
+            mean: 0.1,
+            half_width: Some(0.05),
+        };
+        assert_eq!(verdict("waste", &worse), Verdict::Worse);
+        assert_eq!(verdict("jobs_on_time", &worse), Verdict::Better);
+        let unclear = Estimate {
+            mean: 0.1,
+            half_width: Some(0.2),
+        };
+        assert_eq!(verdict("waste", &unclear), Verdict::NoSignificantDifference);
+        assert_eq!(
+            verdict(
+                "waste",
+                &Estimate {
+                    mean: 0.1,
+                    half_width: None
+                }
+            ),
+            Verdict::Undecided
+        );
+        assert_eq!(
+            verdict(
+                "waste",
+                &Estimate {
+                    mean: 0.0,
+                    half_width: None
+                }
+            ),
+            Verdict::NoSignificantDifference
+        );
+    }
+}

@@ -1,0 +1,146 @@
+//! `vcsim`: the runner. Argument parsing and glue only; the simulator lives
+//! in `vcsim-framework`, the policies in `vcsim-plugins`.
+
+mod commands;
+mod compare;
+mod extensions;
+mod output;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A workbench for the scheduling policies of volunteer-computing clients.
+///
+/// With no command, compares the paper's policy combinations on the built-in
+/// base scenario and prints the table.
+#[derive(Parser, Debug)]
+#[command(name = "vcsim", version, about, long_about = None)]
+pub struct Cli {
+    /// Load a compiled policy plugin (repeatable).
+    #[arg(long, global = true, value_name = "LIB")]
+    pub plugin: Vec<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    #[default]
+    Table,
+    Json,
+    Csv,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Every policy vcsim knows, by family.
+    List,
+    /// One run of a scenario under one policy.
+    Run {
+        scenario: PathBuf,
+        /// Policy: `CS2_WF2_WS2_JC2` or `cpu=cs2,fetch=wf2,...`.
+        #[arg(long, default_value = "CS2_WF2_WS2_JC2")]
+        policy: String,
+        /// Override the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Write what ran where and when: HTML or CSV by the file's extension.
+        #[arg(long, value_name = "FILE")]
+        timeline: Option<PathBuf>,
+        /// Visit every step instead of jumping between events (for cross-checks).
+        #[arg(long)]
+        fixed_step: bool,
+    },
+    /// Several policies on the same seeds (paired), with means, 95%
+    /// intervals and the differences from the first policy.
+    Compare {
+        scenario: PathBuf,
+        /// Policies to compare (repeat; the first is the baseline).
+        #[arg(long, required = true)]
+        policy: Vec<String>,
+        /// Runs per policy, on seeds seed, seed+1, ...
+        #[arg(long, default_value_t = 1)]
+        replications: u32,
+        #[arg(long)]
+        seed: Option<u64>,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Worker threads (default: all cores). Output does not depend on it.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Re-run whenever a script or the scenario changes, printing how each metric moved.
+        #[arg(long)]
+        watch: bool,
+    },
+    /// A parameter sweep: results, summary, plots and a manifest.
+    Sweep {
+        sweep: PathBuf,
+        #[arg(long, default_value = "sweep-out")]
+        out: PathBuf,
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run only slice K of N (`--shard 2/4`).
+        #[arg(long)]
+        shard: Option<String>,
+    },
+    /// Join the shards of one sweep into one result.
+    Merge {
+        dirs: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Validate a scenario, sweep, script or plugin and say what is wrong.
+    Check { file: PathBuf },
+    /// Read BOINC's files (client_state.xml, the 2007 simulator's inputs) as a scenario.
+    Import {
+        /// A file or a directory of BOINC files.
+        input: PathBuf,
+        /// Write the scenario here (TOML); default: standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+/// A failure with its exit status: 2 for bad input or usage, 1 while running.
+#[derive(Debug)]
+pub struct Failure {
+    pub status: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn input(message: impl Into<String>) -> Failure {
+        Failure {
+            status: 2,
+            message: message.into(),
+        }
+    }
+    pub fn running(message: impl Into<String>) -> Failure {
+        Failure {
+            status: 1,
+            message: message.into(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    vcsim_plugins::link();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let status = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(status);
+        }
+    };
+    match commands::dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.status)
+        }
+    }
+}

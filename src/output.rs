@@ -1,0 +1,256 @@
+//! Rendering: tables for people, JSON and CSV for programs.
+
+use crate::compare::{Comparison, Verdict};
+use comfy_table::{presets::ASCII_MARKDOWN, Table};
+use vcsim_framework::{metrics::round6, Metrics, RunReport};
+
+fn table(header: Vec<String>) -> Table {
+    let mut t = Table::new();
+    t.load_preset(ASCII_MARKDOWN).set_header(header);
+    t
+}
+
+/// A number for people: integers as they are, others to 4 significant
+/// digits (scientific notation when very small or large).
+fn num(x: f64) -> String {
+    if x == x.trunc() && x.abs() < 1e15 {
+        return format!("{}", x as i64);
+    }
+    let a = x.abs();
+    if !(1e-3..1e6).contains(&a) {
+        return format!("{x:.3e}");
+    }
+    let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+pub fn run_table(r: &RunReport) -> String {
+    let mut out = format!(
+        "scenario {} · policy {} · seed {}\n\n",
+        r.scenario, r.policy, r.seed
+    );
+    let mut t = table(vec!["metric".into(), "value".into()]);
+    for m in Metrics::NAMES {
+        t.add_row(vec![m.to_string(), num(r.metrics.get(m).unwrap_or(0.0))]);
+    }
+    out += &format!("{t}\n\n");
+    let mut t = table(vec![
+        "resource".into(),
+        "idleness".into(),
+        "flops_used".into(),
+        "flops_wasted".into(),
+    ]);
+    for (name, v) in &r.resources {
+        let g = |k: &str| v.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+        t.add_row(vec![
+            name.clone(),
+            num(g("idleness")),
+            format!("{:.4e}", g("flops_used")),
+            format!("{:.4e}", g("flops_wasted")),
+        ]);
+    }
+    out += &format!("{t}\n\n");
+    let rsc: Vec<String> = r.resources.keys().cloned().collect();
+    let mut header: Vec<String> = vec!["project".into(), "share".into(), "flops_fraction".into()];
+    header.extend(rsc.iter().map(|k| format!("usage.{k}")));
+    header.extend(["on_time", "late", "failed", "rpcs"].map(String::from));
+    let mut t = table(header);
+    for p in &r.projects {
+        let mut row = vec![p.name.clone(), num(p.share), num(p.flops_fraction)];
+        row.extend(
+            rsc.iter()
+                .map(|k| num(p.usage.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0))),
+        );
+        row.extend([p.jobs_on_time, p.jobs_late, p.jobs_failed, p.rpcs].map(|x| x.to_string()));
+        t.add_row(row);
+    }
+    out += &format!("{t}\n");
+    if let Some(d) = &r.disk {
+        let mut t = table(vec!["disk".into(), "value".into()]);
+        t.add_row(vec!["limit_gb".into(), num(d.limit_gb)]);
+        t.add_row(vec!["peak_used_gb".into(), num(d.peak_used_gb)]);
+        t.add_row(vec!["bytes_deleted".into(), num(d.bytes_deleted)]);
+        t.add_row(vec!["jobs_refused".into(), d.jobs_refused.to_string()]);
+        t.add_row(vec!["suspended_hours".into(), num(d.suspended_hours)]);
+        out += &format!("\n{t}\n");
+    }
+    out
+}
+
+pub fn run_json(r: &RunReport) -> String {
+    serde_json::to_string_pretty(r).expect("plain data") + "\n"
+}
+
+/// One header line and one row: the aggregate metrics.
+pub fn run_csv(r: &RunReport) -> String {
+    let mut w = csv::Writer::from_writer(vec![]);
+    let mut header = vec!["scenario".to_string(), "policy".into(), "seed".into()];
+    header.extend(Metrics::NAMES.iter().map(|s| s.to_string()));
+    w.write_record(&header).expect("in memory");
+    let mut row = vec![r.scenario.clone(), r.policy.clone(), r.seed.to_string()];
+    row.extend(
+        Metrics::NAMES
+            .iter()
+            .map(|m| num(r.metrics.get(m).unwrap_or(0.0))),
+    );
+    w.write_record(&row).expect("in memory");
+    String::from_utf8(w.into_inner().expect("in memory")).expect("utf-8")
+}
+
+fn cell(mean: f64, lo: Option<f64>, hi: Option<f64>) -> String {
+    match (lo, hi) {
+        (Some(l), Some(h)) => format!("{} ± {}", num(mean), num((h - l) / 2.0)),
+        _ => num(mean),
+    }
+}
+
+pub fn compare_table(c: &Comparison) -> String {
+    let seeds = match c.seeds.as_slice() {
+        [one] => format!("seed {one}"),
+        s => format!("seeds {}..{}", s[0], s[s.len() - 1]),
+    };
+    let mut out = format!(
+        "scenario {} · {} replication{} ({seeds}, paired)\n\n",
+        c.scenario,
+        c.replications,
+        if c.replications == 1 { "" } else { "s" }
+    );
+    let mut header = vec!["metric".to_string()];
+    header.extend(c.policies.iter().map(|p| p.policy.clone()));
+    let mut t = table(header);
+    for (mi, m) in Metrics::NAMES.iter().enumerate() {
+        let mut row = vec![m.to_string()];
+        for p in &c.policies {
+            let s = &p.metrics[mi];
+            row.push(cell(s.mean, s.ci_low, s.ci_high));
+        }
+        t.add_row(row);
+    }
+    out += &format!("{t}\n");
+    if c.policies.len() > 1 {
+        let base = &c.policies[0].policy;
+        out += &format!("\ndifference from {base} (paired; 95% interval; verdict)\n\n");
+        let mut header = vec!["metric".to_string()];
+        header.extend(c.policies.iter().skip(1).map(|p| p.policy.clone()));
+        let mut t = table(header);
+        for m in Metrics::NAMES {
+            let mut row = vec![m.to_string()];
+            for p in c.policies.iter().skip(1) {
+                let d = c
+                    .differences
+                    .iter()
+                    .find(|d| d.policy == p.policy && d.metric == m)
+                    .expect("one per metric");
+                let v = if d.verdict == Verdict::Undecided {
+                    String::new()
+                } else {
+                    format!(" {}", d.verdict.text())
+                };
+                let iv = match (d.ci_low, d.ci_high) {
+                    (Some(l), Some(h)) => format!(" [{}, {}]", num(l), num(h)),
+                    _ => String::new(),
+                };
+                row.push(format!(
+                    "{}{}{iv}{v}",
+                    if d.mean >= 0.0 { "+" } else { "" },
+                    num(d.mean)
+                ));
+            }
+            t.add_row(row);
+        }
+        out += &format!("{t}\n");
+    }
+    out
+}
+
+pub fn compare_json(c: &Comparison) -> String {
+    serde_json::to_string_pretty(c).expect("plain data") + "\n"
+}
+
+/// One row per policy and metric, with the difference from the baseline.
+pub fn compare_csv(c: &Comparison) -> String {
+    let mut w = csv::Writer::from_writer(vec![]);
+    w.write_record([
+        "scenario",
+        "policy",
+        "metric",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "diff_mean",
+        "diff_ci_low",
+        "diff_ci_high",
+        "verdict",
+    ])
+    .expect("in memory");
+    let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
+    for p in &c.policies {
+        for s in &p.metrics {
+            let d = c
+                .differences
+                .iter()
+                .find(|d| d.policy == p.policy && d.metric == s.metric);
+            w.write_record([
+                c.scenario.clone(),
+                p.policy.clone(),
+                s.metric.clone(),
+                num(s.mean),
+                opt(s.ci_low),
+                opt(s.ci_high),
+                d.map(|d| num(d.mean)).unwrap_or_default(),
+                opt(d.and_then(|d| d.ci_low)),
+                opt(d.and_then(|d| d.ci_high)),
+                d.map(|d| d.verdict.text().to_string()).unwrap_or_default(),
+            ])
+            .expect("in memory");
+        }
+    }
+    String::from_utf8(w.into_inner().expect("in memory")).expect("utf-8")
+}
+
+/// Writes the timeline as CSV (`.csv`) or a self-contained HTML page.
+pub fn write_timeline(
+    path: &std::path::Path,
+    tl: &vcsim_framework::timeline::Timeline,
+    r: &RunReport,
+) -> Result<(), crate::Failure> {
+    let is_csv = path.extension().is_some_and(|e| e == "csv");
+    let text = if is_csv {
+        tl.to_csv()
+    } else {
+        crate::output::timeline_html(tl, r)
+    };
+    std::fs::write(path, text)
+        .map_err(|e| crate::Failure::running(format!("{}: cannot write: {e}", path.display())))
+}
+
+/// A minimal HTML view of the timeline (lanes per resource instance).
+pub fn timeline_html(tl: &vcsim_framework::timeline::Timeline, r: &RunReport) -> String {
+    let data = serde_json::to_string(tl).expect("plain data");
+    format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>vcsim timeline: {} · {}</title></head><body><pre id=\"data\">{}</pre></body></html>\n",
+        r.scenario, r.policy, data
+    )
+}
+
+/// Re-runs `once` whenever a watched file changes, printing how each metric moved.
+pub fn watch<F, S>(
+    _scenario: &std::path::Path,
+    _policies: &[String],
+    once: F,
+    show: S,
+) -> Result<(), crate::Failure>
+where
+    F: Fn() -> Result<crate::compare::Comparison, crate::Failure>,
+    S: Fn(&crate::compare::Comparison) -> String,
+{
+    print!("{}", show(&once()?));
+    Err(crate::Failure::input(
+        "--watch is not supported by this build yet",
+    ))
+}
