@@ -106,7 +106,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 run_comparison(&scn, &reg, &specs, replications, seed)
             };
             if watch {
-                return crate::output::watch(&scenario, &policy, once, show);
+                return crate::watch::watch(&scenario, &policy, once, show);
             }
             print!("{}", show(&once()?));
             Ok(())
@@ -124,7 +124,11 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
     }
 }
 
+/// A vcsim scenario (TOML), or BOINC's own files (see `import_cmd`).
 pub fn load_scenario(path: &Path) -> Result<Scenario, Failure> {
+    if let Some(r) = crate::import_cmd::load_boinc(path) {
+        return r;
+    }
     Scenario::load(path).map_err(|e| Failure::input(e.to_string()))
 }
 
@@ -192,13 +196,15 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
         "toml" => {
             let text = std::fs::read_to_string(file).map_err(|e| Failure::input(format!("{}: cannot read: {e}", file.display())))?;
             if text.lines().any(|l| l.trim_start().starts_with("[[axis]]")) {
-                return Err(Failure::input(format!("{}: sweep files are not supported by this build yet", file.display())));
+                return crate::sweep_cmd::check_sweep(file, plugins);
             }
             let scn = load_scenario(file)?;
             let _ = registry_for(plugins, &[])?;
             println!("{}: scenario `{}` is valid ({} projects, {} days)", file.display(), scn.name, scn.projects.len(), scn.duration_days);
             Ok(())
         }
+        "rhai" => crate::scripts::check_script(file),
+        "so" | "dylib" | "dll" => crate::dylibs::check_plugin(file),
         _ => Err(Failure::input(format!(
             "{}: cannot tell what this is; `check` takes a scenario or sweep (.toml), a script (.rhai) or a plugin (.so)",
             file.display()

@@ -3,24 +3,18 @@
 
 use crate::Failure;
 use std::path::PathBuf;
-use vcsim_framework::{PolicySpec, Registry};
+use vcsim_framework::{Family, PolicySpec, Registry};
 
 /// Builds the registry for these plugins and specs, and checks that every
 /// name in every spec resolves before the first run starts.
 pub fn registry_for(plugins: &[PathBuf], specs: &[PolicySpec]) -> Result<Registry, Failure> {
-    let reg = Registry::builtins().map_err(Failure::input)?;
-    for lib in plugins {
-        return Err(Failure::input(format!(
-            "{}: compiled plugins are not supported by this build yet",
-            lib.display()
-        )));
-    }
+    let mut reg = Registry::builtins().map_err(Failure::input)?;
+    crate::dylibs::load_plugins(&mut reg, plugins)?;
     for spec in specs {
-        for name in &spec.names {
-            if name.ends_with(".rhai") {
-                return Err(Failure::input(format!(
-                    "{name}: rhai scripts are not supported by this build yet"
-                )));
+        for f in Family::ALL {
+            let name = spec.name(f);
+            if name.ends_with(".rhai") && reg.get(f, name).is_none() {
+                crate::scripts::register_script(&mut reg, f, name)?;
             }
         }
         reg.resolve(spec).map_err(Failure::input)?;

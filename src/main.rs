@@ -3,8 +3,14 @@
 
 mod commands;
 mod compare;
+mod dylibs;
 mod extensions;
+mod import_cmd;
 mod output;
+mod scripts;
+mod sweep_cmd;
+mod timeline_html;
+mod watch;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;

@@ -214,43 +214,8 @@ pub fn compare_csv(c: &Comparison) -> String {
 }
 
 /// Writes the timeline as CSV (`.csv`) or a self-contained HTML page.
-pub fn write_timeline(
-    path: &std::path::Path,
-    tl: &vcsim_framework::timeline::Timeline,
-    r: &RunReport,
-) -> Result<(), crate::Failure> {
+pub fn write_timeline(path: &std::path::Path, tl: &vcsim_framework::timeline::Timeline, r: &RunReport) -> Result<(), crate::Failure> {
     let is_csv = path.extension().is_some_and(|e| e == "csv");
-    let text = if is_csv {
-        tl.to_csv()
-    } else {
-        crate::output::timeline_html(tl, r)
-    };
-    std::fs::write(path, text)
-        .map_err(|e| crate::Failure::running(format!("{}: cannot write: {e}", path.display())))
-}
-
-/// A minimal HTML view of the timeline (lanes per resource instance).
-pub fn timeline_html(tl: &vcsim_framework::timeline::Timeline, r: &RunReport) -> String {
-    let data = serde_json::to_string(tl).expect("plain data");
-    format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>vcsim timeline: {} · {}</title></head><body><pre id=\"data\">{}</pre></body></html>\n",
-        r.scenario, r.policy, data
-    )
-}
-
-/// Re-runs `once` whenever a watched file changes, printing how each metric moved.
-pub fn watch<F, S>(
-    _scenario: &std::path::Path,
-    _policies: &[String],
-    once: F,
-    show: S,
-) -> Result<(), crate::Failure>
-where
-    F: Fn() -> Result<crate::compare::Comparison, crate::Failure>,
-    S: Fn(&crate::compare::Comparison) -> String,
-{
-    print!("{}", show(&once()?));
-    Err(crate::Failure::input(
-        "--watch is not supported by this build yet",
-    ))
+    let text = if is_csv { tl.to_csv() } else { crate::timeline_html::render(tl, r) };
+    std::fs::write(path, text).map_err(|e| crate::Failure::running(format!("{}: cannot write: {e}", path.display())))
 }

@@ -1,0 +1,1 @@
+//! Placeholder: the example dylib plugin is built in issue 8.
