@@ -1,0 +1,1 @@
+//! Reads BOINC's own files as vcsim scenarios (placeholder).

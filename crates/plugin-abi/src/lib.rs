@@ -1,0 +1,1 @@
+//! The C ABI of vcsim's compiled policy plugins (placeholder).

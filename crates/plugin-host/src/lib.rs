@@ -1,0 +1,1 @@
+//! Loads vcsim policy plugins from dylibs (placeholder).

@@ -1,0 +1,1 @@
+//! Policies written as rhai scripts for vcsim (placeholder).

@@ -1,0 +1,1 @@
+//! Parameter sweeps, summaries, plots and shards for vcsim (placeholder).
