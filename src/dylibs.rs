@@ -8,11 +8,17 @@ use vcsim_framework::Registry;
 pub fn load_plugins(_reg: &mut Registry, libs: &[PathBuf]) -> Result<(), Failure> {
     match libs.first() {
         None => Ok(()),
-        Some(l) => Err(Failure::input(format!("{}: compiled plugins are not supported by this build yet", l.display()))),
+        Some(l) => Err(Failure::input(format!(
+            "{}: compiled plugins are not supported by this build yet",
+            l.display()
+        ))),
     }
 }
 
 /// `vcsim check` on a plugin library.
 pub fn check_plugin(file: &Path) -> Result<(), Failure> {
-    Err(Failure::input(format!("{}: compiled plugins are not supported by this build yet", file.display())))
+    Err(Failure::input(format!(
+        "{}: compiled plugins are not supported by this build yet",
+        file.display()
+    )))
 }

@@ -5,7 +5,10 @@ use std::path::Path;
 use vcsim_framework::Scenario;
 
 pub fn import(input: &Path, _out: Option<&Path>) -> Result<(), Failure> {
-    Err(Failure::input(format!("{}: import is not supported by this build yet", input.display())))
+    Err(Failure::input(format!(
+        "{}: import is not supported by this build yet",
+        input.display()
+    )))
 }
 
 /// A BOINC file or directory given where a scenario is expected; None if

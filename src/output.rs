@@ -2,7 +2,7 @@
 
 use crate::compare::{Comparison, Verdict};
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
-use vcsim_framework::{metrics::round6, Metrics, RunReport};
+use vcsim_framework::{Metrics, RunReport};
 
 fn table(header: Vec<String>) -> Table {
     let mut t = Table::new();
@@ -214,8 +214,17 @@ pub fn compare_csv(c: &Comparison) -> String {
 }
 
 /// Writes the timeline as CSV (`.csv`) or a self-contained HTML page.
-pub fn write_timeline(path: &std::path::Path, tl: &vcsim_framework::timeline::Timeline, r: &RunReport) -> Result<(), crate::Failure> {
+pub fn write_timeline(
+    path: &std::path::Path,
+    tl: &vcsim_framework::timeline::Timeline,
+    r: &RunReport,
+) -> Result<(), crate::Failure> {
     let is_csv = path.extension().is_some_and(|e| e == "csv");
-    let text = if is_csv { tl.to_csv() } else { crate::timeline_html::render(tl, r) };
-    std::fs::write(path, text).map_err(|e| crate::Failure::running(format!("{}: cannot write: {e}", path.display())))
+    let text = if is_csv {
+        tl.to_csv()
+    } else {
+        crate::timeline_html::render(tl, r)
+    };
+    std::fs::write(path, text)
+        .map_err(|e| crate::Failure::running(format!("{}: cannot write: {e}", path.display())))
 }

@@ -3,7 +3,13 @@
 use crate::Failure;
 use std::path::{Path, PathBuf};
 
-pub fn sweep(_file: &Path, _out: &Path, _jobs: Option<usize>, _shard: Option<&str>, _plugins: &[PathBuf]) -> Result<(), Failure> {
+pub fn sweep(
+    _file: &Path,
+    _out: &Path,
+    _jobs: Option<usize>,
+    _shard: Option<&str>,
+    _plugins: &[PathBuf],
+) -> Result<(), Failure> {
     Err(Failure::input("sweeps are not supported by this build yet"))
 }
 
@@ -13,5 +19,8 @@ pub fn merge(_dirs: &[PathBuf], _out: &Path) -> Result<(), Failure> {
 
 /// `vcsim check` on a sweep file.
 pub fn check_sweep(file: &Path, _plugins: &[PathBuf]) -> Result<(), Failure> {
-    Err(Failure::input(format!("{}: sweep files are not supported by this build yet", file.display())))
+    Err(Failure::input(format!(
+        "{}: sweep files are not supported by this build yet",
+        file.display()
+    )))
 }
