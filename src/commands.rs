@@ -111,15 +111,14 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             print!("{}", show(&once()?));
             Ok(())
         }
-        Some(Command::Sweep { .. }) => {
-            Err(Failure::input("sweeps are not supported by this build yet"))
-        }
-        Some(Command::Merge { .. }) => {
-            Err(Failure::input("merge is not supported by this build yet"))
-        }
-        Some(Command::Import { .. }) => {
-            Err(Failure::input("import is not supported by this build yet"))
-        }
+        Some(Command::Sweep {
+            sweep,
+            out,
+            jobs,
+            shard,
+        }) => crate::sweep_cmd::sweep(&sweep, &out, jobs, shard.as_deref(), &plugins),
+        Some(Command::Merge { dirs, out }) => crate::sweep_cmd::merge(&dirs, &out),
+        Some(Command::Import { input, out }) => crate::import_cmd::import(&input, out.as_deref()),
         Some(Command::Check { file }) => check(&file, &plugins),
     }
 }
