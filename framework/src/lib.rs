@@ -14,6 +14,7 @@ pub mod rng;
 pub mod rpc;
 pub mod scenario;
 pub mod sim;
+pub mod testing;
 pub mod timeline;
 pub mod view;
 

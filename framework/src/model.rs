@@ -192,6 +192,9 @@ pub struct Job {
     pub(crate) flops_left: f64,
     pub(crate) run_seconds: f64,
     pub(crate) since: Time,
+    /// Seconds computed before the run began (an initial job's progress):
+    /// part of its run time, but not of this run's accounting.
+    pub(crate) prior_seconds: f64,
 }
 
 impl Job {
@@ -206,6 +209,10 @@ impl Job {
     }
     pub fn has_started(&self) -> bool {
         matches!(self.state, JobState::Running | JobState::Preempted) || self.run_seconds > 0.0
+    }
+    /// Seconds it has computed during this run (for the accounting).
+    pub fn seconds_this_run(&self) -> f64 {
+        self.run_seconds - self.prior_seconds
     }
     /// Peak FLOPS of the instances the job holds while it runs.
     pub fn peak_flops(&self, host: &HostInfo) -> f64 {

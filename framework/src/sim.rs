@@ -252,6 +252,7 @@ impl Simulation {
                 if ij.fraction_done > 0.0 {
                     job.flops_left = real * (1.0 - ij.fraction_done);
                     job.run_seconds = real * ij.fraction_done / job.speed;
+                    job.prior_seconds = job.run_seconds;
                     job.state = JobState::Preempted;
                 }
                 self.st.jobs.push(job);
@@ -297,6 +298,7 @@ impl Simulation {
             flops_left: real,
             run_seconds: 0.0,
             since: now,
+            prior_seconds: 0.0,
         }
     }
 
@@ -337,6 +339,13 @@ impl Simulation {
         loop {
             self.step(self.k)?;
             self.steps_visited += 1;
+            if cfg!(debug_assertions) {
+                self.check_invariants().map_err(|m| SimError {
+                    time: self.st.now,
+                    policy: None,
+                    message: m,
+                })?;
+            }
             let next = self.next_event_step()?;
             if next >= self.nsteps {
                 break;
@@ -893,7 +902,8 @@ impl Simulation {
             .iter()
             .filter(|j| j.project == p && j.state == JobState::Finished)
         {
-            let flops = j.run_seconds * j.peak_flops(host);
+            let secs = j.seconds_this_run();
+            let flops = secs * j.peak_flops(host);
             let pr = &mut self.st.projects[p];
             let s = &mut pr.stats;
             let late = now > j.deadline;
@@ -912,11 +922,11 @@ impl Simulation {
             }
             let per_rsc = |r: usize| -> f64 {
                 if r == CPU {
-                    j.cpus * j.run_seconds
+                    j.cpus * secs
                 } else {
                     j.gpu
                         .filter(|(g, _)| *g == r)
-                        .map_or(0.0, |(_, n)| n * j.run_seconds)
+                        .map_or(0.0, |(_, n)| n * secs)
                 }
             };
             for r in 0..host.nrsc() {
@@ -1116,8 +1126,7 @@ impl Simulation {
         // The first step before `n` at which the fetcher wants work. Between
         // events the fetcher's answer only moves one way (queued work only
         // drains), so one look at the last step and a bisection find it.
-        let blocked =
-            blocked_until.is_some_and(|b| b >= n) && self.st.last_rpc.is_some_and(|l| l < t);
+        let blocked = blocked_until.is_some();
         if n > k + 1 && !blocked {
             let want = |s: u64, sim: &Simulation| -> Result<bool, SimError> {
                 let v = View::new(&sim.st, sim.pol.estimate.as_ref(), sim.time(s));
@@ -1172,7 +1181,7 @@ impl Simulation {
             .st
             .jobs
             .iter()
-            .map(|j| j.run_seconds * j.peak_flops(host))
+            .map(|j| j.seconds_this_run() * j.peak_flops(host))
             .sum();
         let avail: f64 = self.avail_flops.iter().sum();
         let accounted: f64 = self.used_flops.iter().sum::<f64>()

@@ -180,6 +180,13 @@ impl LongTermDebt {
         let np = v.projects().len();
         self.ensure(np);
         let (avail, _) = self.meter.take(v, self.rsc, &mut self.work);
+        // A project with jobs for this resource on the host has supplied one
+        // (jobs of an imported state included): D(P, R) is true.
+        for j in v.jobs() {
+            if j.rsc() == self.rsc {
+                self.accrues[j.project] = true;
+            }
+        }
         let n = v.host().ninstances(self.rsc);
         let share_sum: f64 = (0..np)
             .filter(|&p| self.accrues[p])
