@@ -1,0 +1,53 @@
+//! The numbers, pinned: a `run` table and JSON for every scenario in
+//! `scenarios/`, and `compare` tables of the paper's combinations. A change
+//! that moves a number shows up here as a diff for the reviewer to read.
+
+use std::process::Command;
+
+fn vcsim(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("vcsim runs");
+    assert!(out.status.success(), "vcsim {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+#[test]
+fn run_of_every_scenario() {
+    insta::glob!("../scenarios", "*.toml", |path| {
+        let p = path.to_str().unwrap();
+        insta::assert_snapshot!("run_table", vcsim(&["run", p]));
+        insta::assert_snapshot!("run_json", vcsim(&["run", p, "--format", "json"]));
+    });
+}
+
+/// The paper's combinations: the default and one family changed at a time.
+const PAPER: [&str; 5] = ["CS2_WF2_WS2_JC2", "CS1_WF2_WS2_JC2", "CS2_WF1_WS2_JC2", "CS2_WF2_WS1_JC2", "CS2_WF2_WS2_JC1"];
+
+fn compare(scenario: &str, replications: &str) -> String {
+    let mut args = vec!["compare", scenario, "--replications", replications];
+    for p in PAPER {
+        args.extend(["--policy", p]);
+    }
+    vcsim(&args)
+}
+
+#[test]
+fn compare_the_paper_combinations_on_the_base_scenario() {
+    insta::assert_snapshot!(compare("scenarios/paper-base.toml", "3"));
+}
+
+#[test]
+fn compare_the_paper_combinations_on_a_mix_of_five() {
+    insta::assert_snapshot!(compare("scenarios/mix-5-slack-5.toml", "3"));
+}
+
+#[test]
+fn compare_every_scenario_as_json() {
+    insta::glob!("../scenarios", "*.toml", |path| {
+        let p = path.to_str().unwrap();
+        insta::assert_snapshot!(vcsim(&["compare", p, "--policy", "CS2_WF2_WS2_JC2", "--policy", "CS1_WF1_WS1_JC1", "--format", "json"]));
+    });
+}
