@@ -48,6 +48,7 @@ pub struct RrResult {
     pub nidle: f64,
     /// When the first instance would go idle (infinite if never within the jobs).
     pub first_idle: f64,
+    scratch: Scratch,
 }
 
 impl RrResult {
@@ -57,6 +58,18 @@ impl RrResult {
     pub fn any_misses(&self) -> bool {
         self.projects.iter().any(|p| p.misses > 0)
     }
+}
+
+/// Scratch space reused between simulations.
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    /// Indices of active jobs, ascending (ties go to the earlier job).
+    act: Vec<usize>,
+    active: Vec<bool>,
+    active_width: Vec<f64>,
+    live: Vec<bool>,
+    rate: Vec<f64>,
+    next_waiting: Vec<usize>,
 }
 
 /// Runs the simulation for resource `rsc` over the horizon `buffer` seconds,
@@ -105,57 +118,72 @@ pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyRe
             pr.shortfall = buffer * ocf * n * v.project(p).resource_share / trs;
         }
     }
-    // Active jobs: each project's first jobs up to N instances, in list order.
-    let mut active = vec![false; out.jobs.len()];
-    let mut active_width = vec![0.0f64; np];
+    let sc = &mut out.scratch;
+    let nj = out.jobs.len();
+    sc.active.clear();
+    sc.active.resize(nj, false);
+    sc.active_width.clear();
+    sc.active_width.resize(np, 0.0);
+    sc.rate.clear();
+    sc.rate.resize(np, 0.0);
+    sc.live.clear();
+    sc.live.extend(out.projects.iter().map(|p| p.has_jobs));
+    // Active jobs: each project's first jobs up to N instances, in list
+    // order; the others wait, FIFO (`next_waiting[p]` is the next index to look at).
+    sc.next_waiting.clear();
+    sc.next_waiting.resize(np, nj);
+    let mut busy = 0.0;
+    sc.act.clear();
     for (k, j) in out.jobs.iter().enumerate() {
-        if active_width[j.project] < n {
-            active[k] = true;
-            active_width[j.project] += j.width;
+        if sc.active_width[j.project] < n {
+            sc.active[k] = true;
+            sc.act.push(k);
+            sc.active_width[j.project] += j.width;
+            busy += j.width;
+        } else if sc.next_waiting[j.project] == nj {
+            sc.next_waiting[j.project] = k;
         }
     }
-    let mut project_live: Vec<bool> = out.projects.iter().map(|p| p.has_jobs).collect();
-    let set_rates = |jobs: &mut [SimJob], active: &[bool], active_width: &[f64], live: &[bool]| {
+    // A job's rate depends only on its project: x = share / live shares,
+    // times N / a when the project has fewer than N instances active, at most
+    // 1, times the on fraction.
+    let set_rates = |sc: &mut Scratch| {
         let nrrs: f64 = (0..np)
-            .filter(|&p| live[p])
+            .filter(|&p| sc.live[p])
             .map(|p| v.project(p).resource_share)
             .sum();
-        for (k, j) in jobs.iter_mut().enumerate() {
-            if !active[k] {
-                continue;
-            }
-            let rs = v.project(j.project).resource_share;
-            let mut x = if nrrs > 0.0 { rs / nrrs } else { 1.0 };
-            let a = active_width[j.project];
+        for p in 0..np {
+            let mut x = if nrrs > 0.0 {
+                v.project(p).resource_share / nrrs
+            } else {
+                1.0
+            };
+            let a = sc.active_width[p];
             if a < n && a > 0.0 {
                 x *= n / a;
             }
-            j.rate = x.min(1.0) * ocf;
+            sc.rate[p] = x.min(1.0) * ocf;
         }
     };
-    set_rates(&mut out.jobs, &active, &active_width, &project_live);
-    let active_total = |active: &[bool], jobs: &[SimJob]| -> f64 {
-        jobs.iter()
-            .zip(active)
-            .filter(|(_, a)| **a)
-            .map(|(j, _)| j.width)
-            .sum()
-    };
-    out.nidle = (n - active_total(&active, &out.jobs)).max(0.0);
+    set_rates(sc);
+    out.nidle = (n - busy).max(0.0);
     let mut t = now;
     loop {
         // The active job that finishes first.
-        let mut best: Option<(usize, f64)> = None;
-        for (k, j) in out.jobs.iter().enumerate() {
-            if active[k] && j.rate > 0.0 {
-                let d = j.remaining / j.rate;
-                if best.is_none_or(|(_, bd)| d < bd) {
-                    best = Some((k, d));
+        let mut best: Option<(usize, usize, f64)> = None;
+        for (pos, &k) in sc.act.iter().enumerate() {
+            let j = &out.jobs[k];
+            let r = sc.rate[j.project];
+            if r > 0.0 {
+                let d = j.remaining / r;
+                if best.is_none_or(|(_, _, bd)| d < bd) {
+                    best = Some((pos, k, d));
                 }
             }
         }
-        let Some((kb, step)) = best else { break };
-        let busy = active_total(&active, &out.jobs);
+        let Some((pos, kb, step)) = best else { break };
+        let p = out.jobs[kb].project;
+        let prior_active = sc.active_width[p];
         if t < end {
             let d = step.min(end - t);
             let idle = (n - busy).max(0.0);
@@ -163,19 +191,19 @@ pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyRe
                 out.first_idle = t;
             }
             out.shortfall += d * idle;
-        }
-        let p = out.jobs[kb].project;
-        let prior_active = active_width[p];
-        if t < end {
-            let d = step.min(end - t);
             let want = n * v.project(p).resource_share / trs;
             if want > prior_active {
                 out.projects[p].shortfall += d * (want - prior_active);
             }
         }
         t += step;
+        for &k in &sc.act {
+            let j = &mut out.jobs[k];
+            j.remaining = (j.remaining - sc.rate[j.project] * step).max(0.0);
+        }
         {
             let j = &mut out.jobs[kb];
+            j.rate = sc.rate[p];
             j.finish = t;
             j.remaining = 0.0;
             // BOINC's computation deadline: the report deadline less the
@@ -186,30 +214,36 @@ pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyRe
                 out.projects[p].misses += 1;
             }
         }
-        active[kb] = false;
-        active_width[p] -= out.jobs[kb].width;
-        for (k, j) in out.jobs.iter_mut().enumerate() {
-            if active[k] {
-                j.remaining = (j.remaining - j.rate * step).max(0.0);
-            }
-        }
-        // The project's next waiting job becomes active.
-        if let Some(k) = (0..out.jobs.len())
-            .find(|&k| out.jobs[k].project == p && !active[k] && out.jobs[k].finish.is_infinite())
+        sc.active[kb] = false;
+        sc.act.remove(pos);
+        sc.active_width[p] -= out.jobs[kb].width;
+        busy -= out.jobs[kb].width;
+        // The project's next waiting job becomes active, at its project's rate.
+        let mut w = sc.next_waiting[p];
+        while w < nj
+            && !(out.jobs[w].project == p && !sc.active[w] && out.jobs[w].finish.is_infinite())
         {
-            active[k] = true;
-            active_width[p] += out.jobs[k].width;
-            // It computes at its project's rate.
-            set_rates(&mut out.jobs, &active, &active_width, &project_live);
+            w += 1;
         }
-        if active_width[p] <= 1e-12 {
-            active_width[p] = 0.0;
-            project_live[p] = false;
+        if w < nj {
+            sc.active[w] = true;
+            let at = sc.act.partition_point(|&k| k < w);
+            sc.act.insert(at, w);
+            sc.active_width[p] += out.jobs[w].width;
+            busy += out.jobs[w].width;
+            sc.next_waiting[p] = w + 1;
+            set_rates(sc);
+        } else {
+            sc.next_waiting[p] = nj;
+        }
+        if sc.active_width[p] <= 1e-12 {
+            sc.active_width[p] = 0.0;
+            sc.live[p] = false;
             if t < end {
                 out.projects[p].shortfall += (end - t) * n * v.project(p).resource_share / trs;
             }
             // Rates change only when a project runs out of jobs (BOINC's rule).
-            set_rates(&mut out.jobs, &active, &active_width, &project_live);
+            set_rates(sc);
         }
     }
     if t < end {
