@@ -141,6 +141,8 @@ pub struct ProjectState {
     pub(crate) exp_mark: f64,
     pub stats: ProjectStats,
     pub has_rsc_apps: Vec<bool>,
+    /// The server gives the three-state answer per resource.
+    pub reports_resource_support: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -335,6 +337,7 @@ impl ClientState {
                         ..Default::default()
                     },
                     has_rsc_apps,
+                    reports_resource_support: p.reports_resource_support,
                 }
             })
             .collect();

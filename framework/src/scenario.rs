@@ -126,6 +126,11 @@ pub struct Project {
     /// The server's `<request_delay>`: the least gap it asks between RPCs.
     #[serde(default)]
     pub request_delay_seconds: f64,
+    /// The server answers per resource with the three states proposed in
+    /// `work-fetch-and-gpus` ("work returned", "no work but supported", "not
+    /// supported"); by default it says nothing beyond the jobs it sends.
+    #[serde(default)]
+    pub reports_resource_support: bool,
     /// Scheduler URLs, tried in order; each has its own up/down process on top
     /// of the project's. None listed: one scheduler that is up with the project.
     #[serde(rename = "scheduler", default)]

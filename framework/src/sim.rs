@@ -875,6 +875,17 @@ impl Simulation {
                 last.jobs = njobs;
             }
         }
+        if self.st.projects[p].reports_resource_support {
+            for (r, status) in reply.rsc_status.iter_mut().enumerate() {
+                *status = if reply.jobs[r] > 0 {
+                    RscStatus::WorkReturned
+                } else if self.st.projects[p].has_rsc_apps[r] {
+                    RscStatus::NoWorkButSupported
+                } else {
+                    RscStatus::NotSupported
+                };
+            }
+        }
         let empty = wants_work && njobs == 0;
         if empty && self.pol.fetch.backoff_on_empty_reply() {
             self.st.projects[p].rpc.backoff(now, &mut self.backoff_rng);
