@@ -1,1 +1,682 @@
-//! Policies written as rhai scripts for vcsim (placeholder).
+//! Policies written as rhai scripts.
+//!
+//! A script implements one family by defining its hook functions:
+//!
+//! | family     | required hook         | optional hooks |
+//! |------------|-----------------------|----------------|
+//! | `cpu`      | `schedule(v)`         |                |
+//! | `fetch`    | `request(v)`          | `account(v)`, `piggyback(v, p)`, `on_reply(v, reply)`, `backoff_on_empty_reply()` |
+//! | `send`     | `consider(req, sent, cand)` |          |
+//! | `estimate` | `remaining(v, job)`   | `correction(p)`, `on_job_finished(v, job)` |
+//! | `disk`     | `free_space(v, p)`    | `enforces()` |
+//!
+//! and, for any family, `init()` returning the policy's state (an object
+//! map, `#{}` by default), which every hook sees as `this`.
+//!
+//! How it is called (the fast pattern): the script is compiled once per
+//! path and the AST shared (`Arc`); each thread has one engine; a hook is
+//! called without re-running the script's top level, in a fresh empty
+//! scope; its arguments are small handles, and the getters read the live
+//! state through a scoped thread-local frame (no copy of the state per
+//! call). Limits (operations, call depth, string, array and map sizes) are
+//! on; there is no file, network or clock access (`no_module`, `no_time`,
+//! `eval` disabled).
+//!
+//! Invariants: a script never panics the runner (every error becomes a
+//! [`PolicyError`] naming the file, line, column and function); the
+//! simulator validates every decision. A hook that should be pure (a
+//! fetcher's `request`, an estimate) must not change `this`; that is
+//! documented, not enforced.
+
+mod api;
+mod frame;
+
+pub use api::{DocEntry, MAX_OPERATIONS};
+
+use api::{CandH, JobH, ReplyH, RequestH, RunH, SentH, ServerH, ViewH};
+use frame::Frame;
+use rhai::{CallFnOptions, Dynamic, Engine, EvalAltResult, FuncArgs, Position, Scope, AST};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+use vcsim_framework::{
+    AnyPolicy, Candidate, ClientState, CompletionEstimator, CpuScheduler, DiskManager, Entry,
+    Family, Job, PolicyError, PolicyResult, Registry, RpcReply, RunList, RunMode, ServerRequest,
+    StaticEstimate, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
+};
+
+/// The hooks of each family: (name, arity, required).
+pub fn hooks(family: Family) -> &'static [(&'static str, usize, bool)] {
+    match family {
+        Family::Cpu => &[("schedule", 1, true)],
+        Family::Fetch => &[
+            ("request", 1, true),
+            ("account", 1, false),
+            ("piggyback", 2, false),
+            ("on_reply", 2, false),
+            ("backoff_on_empty_reply", 0, false),
+        ],
+        Family::Send => &[("consider", 3, true)],
+        Family::Estimate => &[
+            ("remaining", 2, true),
+            ("correction", 1, false),
+            ("on_job_finished", 2, false),
+        ],
+        Family::Disk => &[("free_space", 2, true), ("enforces", 0, false)],
+    }
+}
+
+fn build_engine() -> (Engine, Vec<DocEntry>) {
+    let mut e = Engine::new();
+    e.set_max_operations(MAX_OPERATIONS);
+    e.set_max_call_levels(api::MAX_CALL_LEVELS);
+    e.set_max_expr_depths(64, 64);
+    e.set_max_string_size(api::MAX_STRING_SIZE);
+    e.set_max_array_size(api::MAX_ARRAY_SIZE);
+    e.set_max_map_size(api::MAX_MAP_SIZE);
+    e.set_strict_variables(true);
+    e.disable_symbol("eval");
+    e.on_print(api::log_line);
+    e.on_debug(|s, _, _| api::log_line(s));
+    let docs = api::register(&mut e);
+    (e, docs)
+}
+
+thread_local! {
+    /// One engine per thread (the engine is immutable once built; nested
+    /// calls — a CPU script asking a scripted estimator — share it).
+    static ENGINE: Engine = build_engine().0;
+}
+
+/// A compiled script, shared by every policy made from it.
+pub struct Script {
+    pub path: String,
+    ast: AST,
+    fns: BTreeSet<(String, usize)>,
+    /// The first lines of `//!` comments, for listings.
+    pub summary: String,
+}
+
+impl Script {
+    /// Reads and compiles a script; a syntax error names file, line and column.
+    pub fn load(path: &Path) -> Result<Arc<Script>, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        Script::compile(&path.display().to_string(), &text).map(Arc::new)
+    }
+
+    /// Compiles `text`, reported as `path` in messages.
+    pub fn compile(path: &str, text: &str) -> Result<Script, String> {
+        let mut ast = ENGINE.with(|e| e.compile(text)).map_err(|pe| {
+            let pos = pe.1;
+            format!("{}: syntax error: {}", locate(path, pos), pe.0)
+        })?;
+        ast.set_source(path);
+        let fns = ast
+            .iter_functions()
+            .map(|f| (f.name.to_string(), f.params.len()))
+            .collect();
+        let summary = text
+            .lines()
+            .take_while(|l| l.trim_start().starts_with("//"))
+            .filter_map(|l| l.trim_start().strip_prefix("//!"))
+            .map(str::trim)
+            .take_while(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        Ok(Script {
+            path: path.to_string(),
+            ast,
+            fns,
+            summary: if summary.is_empty() {
+                "rhai script".into()
+            } else {
+                summary
+            },
+        })
+    }
+
+    pub fn has(&self, name: &str, arity: usize) -> bool {
+        self.fns.contains(&(name.to_string(), arity))
+    }
+
+    /// The families whose required hooks the script defines.
+    pub fn families(&self) -> Vec<Family> {
+        Family::ALL
+            .into_iter()
+            .filter(|f| {
+                hooks(*f)
+                    .iter()
+                    .filter(|h| h.2)
+                    .all(|(n, a, _)| self.has(n, *a))
+            })
+            .collect()
+    }
+
+    /// Checks that the script can serve `family`.
+    pub fn check_family(&self, family: Family) -> Result<(), String> {
+        for (name, arity, required) in hooks(family) {
+            if *required && !self.has(name, *arity) {
+                let other = self.fns.iter().find(|(n, _)| n == name);
+                return Err(match other {
+                    Some((_, a)) => format!(
+                        "{}: `{name}` takes {a} parameters; a {family} policy's `{name}` takes {arity}",
+                        self.path
+                    ),
+                    None => format!(
+                        "{}: a {family} policy must define `fn {name}({})`",
+                        self.path,
+                        ["v", "a", "b"][..*arity].join(", ")
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// A fresh policy of `family` (its state from `init()`).
+    pub fn make(self: &Arc<Self>, family: Family) -> Result<AnyPolicy, String> {
+        self.check_family(family)?;
+        let h = Hooked::new(self.clone())?;
+        Ok(match family {
+            Family::Cpu => AnyPolicy::Cpu(Box::new(ScriptCpu(h))),
+            Family::Fetch => {
+                let backoff = if self.has("backoff_on_empty_reply", 0) {
+                    h.call_plain("backoff_on_empty_reply", (), true)
+                        .map_err(|e| e.0)?
+                        .as_bool()
+                        .map_err(|t| {
+                            format!(
+                                "{}: `backoff_on_empty_reply` must return a bool, got {t}",
+                                self.path
+                            )
+                        })?
+                } else {
+                    true
+                };
+                AnyPolicy::Fetch(Box::new(ScriptFetch { h, backoff }))
+            }
+            Family::Send => AnyPolicy::Send(Box::new(ScriptSend(h))),
+            Family::Estimate => AnyPolicy::Estimate(Box::new(ScriptEstimate(h))),
+            Family::Disk => {
+                let enforces = if self.has("enforces", 0) {
+                    h.call_plain("enforces", (), true)
+                        .map_err(|e| e.0)?
+                        .as_bool()
+                        .map_err(|t| {
+                            format!("{}: `enforces` must return a bool, got {t}", self.path)
+                        })?
+                } else {
+                    false
+                };
+                AnyPolicy::Disk(Box::new(ScriptDisk { h, enforces }))
+            }
+        })
+    }
+}
+
+fn locate(path: &str, pos: Position) -> String {
+    match (pos.line(), pos.position()) {
+        (Some(l), Some(c)) => format!("{path}:{l}:{c}"),
+        (Some(l), None) => format!("{path}:{l}"),
+        _ => path.to_string(),
+    }
+}
+
+/// A rhai error as `file:line:col: in function `f`: message`, following
+/// calls into the script's own functions to the innermost position.
+pub fn describe_error(path: &str, hook: &str, err: &EvalAltResult) -> String {
+    let mut chain = vec![hook.to_string()];
+    let mut e = err;
+    let mut src = path.to_string();
+    while let EvalAltResult::ErrorInFunctionCall(name, source, inner, _) = e {
+        chain.push(name.clone());
+        if !source.is_empty() {
+            src = source.clone();
+        }
+        e = inner;
+    }
+    let pos = e.position();
+    let msg = match e {
+        EvalAltResult::ErrorTooManyOperations(_) => {
+            format!("stopped after {MAX_OPERATIONS} operations in one call (an endless loop?)")
+        }
+        EvalAltResult::ErrorStackOverflow(_) => "too many nested calls (endless recursion?)".into(),
+        EvalAltResult::ErrorRuntime(d, _) => d.to_string(),
+        other => {
+            // rhai's message without its own " (line x, position y)" suffix.
+            let s = other.to_string();
+            match s.rfind(" (line ") {
+                Some(i) if s.ends_with(')') => s[..i].to_string(),
+                _ => s,
+            }
+        }
+    };
+    let func = chain.last().cloned().unwrap_or_default();
+    let via = if chain.len() > 1 {
+        format!(
+            " (called from `{}`)",
+            chain[..chain.len() - 1].join("` <- `")
+        )
+    } else {
+        String::new()
+    };
+    format!("{}: in function `{func}`{via}: {msg}", locate(&src, pos))
+}
+
+/// A script's hooks and its state (`this`).
+struct Hooked {
+    script: Arc<Script>,
+    state: RefCell<Dynamic>,
+}
+
+impl Hooked {
+    fn new(script: Arc<Script>) -> Result<Hooked, String> {
+        let h = Hooked {
+            script,
+            state: RefCell::new(Dynamic::from_map(Default::default())),
+        };
+        if h.script.has("init", 0) {
+            let s = h.call_plain("init", (), false).map_err(|e| e.0)?;
+            *h.state.borrow_mut() = s;
+        }
+        Ok(h)
+    }
+
+    fn call_plain(&self, hook: &str, args: impl FuncArgs, pure: bool) -> PolicyResult<Dynamic> {
+        self.call(hook, None, None, &[], args, pure)
+    }
+
+    /// Calls `hook` with `this` bound to the state. `pure` marks the hooks
+    /// that must not change it (documented; not enforced: rhai's read-only
+    /// flag sticks to nested values, and a deep copy per call would cost
+    /// more than the call).
+    fn call(
+        &self,
+        hook: &str,
+        view: Option<View<'_>>,
+        server: Option<&ServerRequest<'_>>,
+        sent: &[Candidate],
+        args: impl FuncArgs,
+        _pure: bool,
+    ) -> PolicyResult<Dynamic> {
+        let path = self.script.path.as_str();
+        let mut state = self.state.try_borrow_mut().map_err(|_| {
+            PolicyError(format!(
+                "{path}: in function `{hook}`: the script was called again while it runs (an estimator that asks for its own estimates?)"
+            ))
+        })?;
+        let draws = Cell::new(0);
+        let frame = Frame {
+            script: path,
+            view,
+            server,
+            sent,
+            draws: &draws,
+        };
+        let r = ENGINE.with(|engine| {
+            frame::enter(frame, || {
+                let mut scope = Scope::new();
+                let opts = CallFnOptions::new()
+                    .eval_ast(false)
+                    .rewind_scope(true)
+                    .bind_this_ptr(&mut state);
+                engine.call_fn_with_options::<Dynamic>(
+                    opts,
+                    &mut scope,
+                    &self.script.ast,
+                    hook,
+                    args,
+                )
+            })
+        });
+        r.map_err(|e| PolicyError(describe_error(path, hook, &e)))
+    }
+
+    fn bad(&self, hook: &str, what: &str, got: &Dynamic) -> PolicyError {
+        PolicyError(format!(
+            "{}: in function `{hook}`: invalid decision: it must return {what}, got {}",
+            self.script.path,
+            got.type_name()
+        ))
+    }
+
+    fn float(&self, hook: &str, d: Dynamic) -> PolicyResult<f64> {
+        if let Ok(x) = d.as_float() {
+            Ok(x)
+        } else if let Ok(i) = d.as_int() {
+            Ok(i as f64)
+        } else {
+            Err(self.bad(hook, "a number", &d))
+        }
+    }
+
+    fn request(&self, hook: &str, d: Dynamic) -> PolicyResult<Option<WorkRequest>> {
+        if d.is_unit() {
+            return Ok(None);
+        }
+        match d.clone().try_cast::<RequestH>() {
+            Some(r) => Ok(Some(r.0)),
+            None => Err(self.bad(hook, "a WorkRequest (`work_request(p, seconds)`) or ()", &d)),
+        }
+    }
+}
+
+struct ScriptCpu(Hooked);
+
+impl CpuScheduler for ScriptCpu {
+    fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()> {
+        let d = self
+            .0
+            .call("schedule", Some(*v), None, &[], (ViewH,), false)?;
+        let Some(arr) = d.clone().try_cast::<rhai::Array>() else {
+            return Err(self.0.bad("schedule", "an array of jobs to run", &d));
+        };
+        for x in arr {
+            if let Some(j) = x.clone().try_cast::<JobH>() {
+                out.push(j.id, RunMode::RoundRobin);
+            } else if let Some(r) = x.clone().try_cast::<RunH>() {
+                out.push(r.id, r.mode);
+            } else if let Ok(id) = x.as_int() {
+                if id < 0 {
+                    return Err(self.0.bad("schedule", "jobs or job ids", &x));
+                }
+                out.push(id as u64, RunMode::RoundRobin);
+            } else {
+                return Err(self.0.bad(
+                    "schedule",
+                    "an array of jobs, job ids or `deadline(job)`/`round_robin(job)`",
+                    &x,
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+struct ScriptFetch {
+    h: Hooked,
+    backoff: bool,
+}
+
+impl WorkFetcher for ScriptFetch {
+    fn account(&mut self, v: &View) -> PolicyResult<()> {
+        if self.h.script.has("account", 1) {
+            let _ = self
+                .h
+                .call("account", Some(*v), None, &[], (ViewH,), false)?;
+        }
+        Ok(())
+    }
+    fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
+        let d = self
+            .h
+            .call("request", Some(*v), None, &[], (ViewH,), true)?;
+        self.h.request("request", d)
+    }
+    fn piggyback(&self, v: &View, project: usize) -> PolicyResult<Option<WorkRequest>> {
+        if !self.h.script.has("piggyback", 2) {
+            return Ok(None);
+        }
+        let d = self.h.call(
+            "piggyback",
+            Some(*v),
+            None,
+            &[],
+            (ViewH, project as i64),
+            true,
+        )?;
+        self.h.request("piggyback", d)
+    }
+    fn on_reply(&mut self, v: &View, reply: &RpcReply) -> PolicyResult<()> {
+        if self.h.script.has("on_reply", 2) {
+            let r = ReplyH(Arc::new(reply.clone()));
+            let _ = self
+                .h
+                .call("on_reply", Some(*v), None, &[], (ViewH, r), false)?;
+        }
+        Ok(())
+    }
+    fn backoff_on_empty_reply(&self) -> bool {
+        self.backoff
+    }
+}
+
+struct ScriptSend(Hooked);
+
+impl WorkSender for ScriptSend {
+    fn consider(
+        &mut self,
+        req: &ServerRequest,
+        sent: &[Candidate],
+        cand: &Candidate,
+    ) -> PolicyResult<Verdict> {
+        let d = self.0.call(
+            "consider",
+            None,
+            Some(req),
+            sent,
+            (ServerH, SentH, CandH(cand.clone())),
+            false,
+        )?;
+        let s = d.clone().into_immutable_string().unwrap_or_default();
+        match s.as_str() {
+            "send" => Ok(Verdict::Send),
+            "skip" => Ok(Verdict::Skip),
+            "stop" => Ok(Verdict::Stop),
+            _ => Err(self.0.bad("consider", "\"send\", \"skip\" or \"stop\"", &d)),
+        }
+    }
+}
+
+struct ScriptEstimate(Hooked);
+
+impl CompletionEstimator for ScriptEstimate {
+    fn remaining_seconds(&self, v: &View, job: &Job) -> PolicyResult<f64> {
+        let d = self.0.call(
+            "remaining",
+            Some(*v),
+            None,
+            &[],
+            (ViewH, JobH::of(v, job)),
+            true,
+        )?;
+        let x = self.0.float("remaining", d)?;
+        if !x.is_finite() || x < 0.0 {
+            return Err(PolicyError(format!(
+                "{}: in function `remaining`: invalid decision: remaining time {x} for job {} (must be finite and not negative)",
+                self.0.script.path, job.id
+            )));
+        }
+        Ok(x)
+    }
+    fn correction(&self, project: usize) -> f64 {
+        if !self.0.script.has("correction", 1) {
+            return 1.0;
+        }
+        // The trait gives no way to fail here: an error is logged once per
+        // call and the correction falls back to 1.
+        match self
+            .0
+            .call_plain("correction", (project as i64,), true)
+            .and_then(|d| self.0.float("correction", d))
+        {
+            Ok(x) if x.is_finite() && x > 0.0 => x,
+            Ok(x) => {
+                api::log_line(&format!(
+                    "{}: `correction` returned {x}; using 1",
+                    self.0.script.path
+                ));
+                1.0
+            }
+            Err(e) => {
+                api::log_line(&format!("{e}; using a correction of 1"));
+                1.0
+            }
+        }
+    }
+    fn on_job_finished(&mut self, v: &View, job: &Job) -> PolicyResult<()> {
+        if self.0.script.has("on_job_finished", 2) {
+            let _ = self.0.call(
+                "on_job_finished",
+                Some(*v),
+                None,
+                &[],
+                (ViewH, JobH::of(v, job)),
+                false,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+struct ScriptDisk {
+    h: Hooked,
+    enforces: bool,
+}
+
+impl DiskManager for ScriptDisk {
+    fn free_space(&self, st: &ClientState, project: usize) -> [f64; 3] {
+        let v = View::new(st, &StaticEstimate, st.now);
+        let r = self
+            .h
+            .call(
+                "free_space",
+                Some(v),
+                None,
+                &[],
+                (ViewH, project as i64),
+                true,
+            )
+            .and_then(|d| {
+                if let Some(a) = d.clone().try_cast::<rhai::Array>() {
+                    if a.len() == 3 {
+                        let mut out = [0.0; 3];
+                        for (i, x) in a.into_iter().enumerate() {
+                            out[i] = self.h.float("free_space", x)?;
+                        }
+                        return Ok(out);
+                    }
+                    return Err(self
+                        .h
+                        .bad("free_space", "a number or an array of 3 numbers", &d));
+                }
+                self.h.float("free_space", d).map(|x| [x; 3])
+            });
+        match r {
+            Ok(x) => x,
+            Err(e) => {
+                // The trait cannot fail: report, and tell the server nothing is free.
+                api::log_line(&format!("{e}; reporting no free space"));
+                [0.0; 3]
+            }
+        }
+    }
+    fn enforces(&self) -> bool {
+        self.enforces
+    }
+}
+
+/// Compiles the script at `path` and adds it to the registry as a policy of
+/// `family`, named by its path.
+pub fn register(reg: &mut Registry, family: Family, path: &str) -> Result<(), String> {
+    let script = Script::load(Path::new(path))?;
+    script.check_family(family)?;
+    let summary = script.summary.clone();
+    let s = script.clone();
+    reg.add(Entry::new(family, path, summary, path, move || {
+        s.make(family)
+    }))
+}
+
+/// What `vcsim check` says of a script: the families it can serve.
+pub fn check(path: &Path) -> Result<String, String> {
+    let s = Script::load(path)?;
+    let fams = s.families();
+    if fams.is_empty() {
+        let defined: Vec<String> = s.fns.iter().map(|(n, a)| format!("{n}/{a}")).collect();
+        return Err(format!(
+            "{}: defines no policy hook (schedule(v), request(v), consider(req, sent, cand), remaining(v, job) or free_space(v, p)); it defines: {}",
+            s.path,
+            if defined.is_empty() { "nothing".into() } else { defined.join(", ") }
+        ));
+    }
+    // Make one policy of each family: runs `init()` and the constant hooks.
+    for f in &fams {
+        s.make(*f)?;
+    }
+    let names: Vec<&str> = fams.iter().map(|f| f.key()).collect();
+    Ok(format!(
+        "{}: valid rhai policy for {} ({})",
+        s.path,
+        names.join(", "),
+        s.summary
+    ))
+}
+
+/// The book's script API page, generated from the engine's registered functions.
+pub fn api_reference() -> String {
+    let (engine, docs) = build_engine();
+    let sigs: BTreeSet<String> = engine
+        .gen_fn_signatures(false)
+        .into_iter()
+        .map(|s| s.split('(').next().unwrap_or("").to_string())
+        .collect();
+    let mut out = String::new();
+    out.push_str("# Script API reference\n\n");
+    out.push_str("<!-- Generated by `vcsim_script::api_reference()` from the engine's registered functions. Do not edit: run `UPDATE_SCRIPT_API=1 cargo test --test scripts api_reference` to regenerate. -->\n\n");
+    out.push_str("Everything a policy script can read or build, beyond rhai's standard library (arithmetic, strings, arrays, maps, `min`/`max`, `sort`, closures). Handles (`View`, `Job`, `Project`, ...) are read-only and valid only during the hook call that received them; a `Job` kept in `this` is looked up again by id.\n\n");
+    out.push_str("Resources are numbered: `0` is the CPU, `1 + k` the host's k-th GPU type. Projects are numbered in the scenario's order. Times are simulated seconds since the start of the run.\n\n");
+    out.push_str(&format!(
+        "Limits per hook call: {} operations, {} nested calls, strings of {} bytes, arrays of {} elements, maps of {} entries.\n\n",
+        MAX_OPERATIONS, api::MAX_CALL_LEVELS, api::MAX_STRING_SIZE, api::MAX_ARRAY_SIZE, api::MAX_MAP_SIZE
+    ));
+    out.push_str("## Hooks\n\n| family | hook | called | returns |\n|---|---|---|---|\n");
+    for (fam, hook, when, ret) in HOOK_DOCS {
+        out.push_str(&format!("| `{fam}` | `{hook}` | {when} | {ret} |\n"));
+    }
+    out.push('\n');
+    let mut sections: Vec<&str> = Vec::new();
+    for d in &docs {
+        if !sections.contains(&d.section) {
+            sections.push(d.section);
+        }
+    }
+    for s in sections {
+        out.push_str(&format!(
+            "## {s}\n\n| use | returns | description |\n|---|---|---|\n"
+        ));
+        for d in docs.iter().filter(|d| d.section == s) {
+            assert!(
+                sigs.contains(&d.signature),
+                "documented function `{}` is not registered",
+                d.signature
+            );
+            out.push_str(&format!(
+                "| `{}` | {} | {} |\n",
+                d.usage,
+                d.returns,
+                d.doc.replace('|', "\\|")
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+const HOOK_DOCS: &[(&str, &str, &str, &str)] = &[
+    ("any", "init()", "once, when a run makes the policy", "the state `this` (default `#{}`)"),
+    ("cpu", "schedule(v)", "when jobs finish or arrive, and every scheduling period", "array of `Job`, job id or `Run` (`deadline(job)`, `round_robin(job)`): the jobs to run; the rest are preempted"),
+    ("fetch", "request(v)", "at every step where work may be needed, also at projected future times: must be pure (must not change `this`)", "`WorkRequest` or `()`"),
+    ("fetch", "account(v)", "before every schedule and RPC", "ignored"),
+    ("fetch", "piggyback(v, p)", "when an RPC goes to p anyway (to report results); pure", "`WorkRequest` or `()`"),
+    ("fetch", "on_reply(v, reply)", "after every RPC", "ignored"),
+    ("fetch", "backoff_on_empty_reply()", "once", "bool (default true)"),
+    ("send", "consider(req, sent, cand)", "for each candidate job the feeder draws", "`\"send\"`, `\"skip\"` or `\"stop\"`"),
+    ("estimate", "remaining(v, job)", "whenever anything needs a job's remaining time; pure", "seconds (float)"),
+    ("estimate", "correction(p)", "for new estimates of project p; pure", "factor (default 1)"),
+    ("estimate", "on_job_finished(v, job)", "when a job finishes (the view estimates statically)", "ignored"),
+    ("disk", "free_space(v, p)", "for each RPC to p; pure", "bytes, or `[free, free_if_offenders_deleted, free_if_p_deleted_too]`"),
+    ("disk", "enforces()", "once", "bool (default false)"),
+];

@@ -1,0 +1,299 @@
+//! Scripted policies against the built-ins.
+//!
+//! 1. A 100-day run of `scenarios/paper-base.toml` with the scripted `cs1`
+//!    against the built-in `cs1` (target: within 10x).
+//! 2. The per-call cost of each family's main hook, scripted and built-in,
+//!    measured by wrapping the policy in a timer during a run.
+//!
+//! `cargo bench -p vcsim-script` (a plain `main`: no bench framework).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use vcsim_framework::*;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn policy(n: &str) -> String {
+    root().join("policies").join(n).display().to_string()
+}
+
+#[derive(Default)]
+struct Stats {
+    calls: AtomicU64,
+    nanos: AtomicU64,
+}
+
+impl Stats {
+    fn time<R>(&self, f: impl FnOnce() -> R) -> R {
+        let t = Instant::now();
+        let r = f();
+        self.nanos
+            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        r
+    }
+    fn per_call_us(&self) -> f64 {
+        let c = self.calls.load(Ordering::Relaxed).max(1);
+        self.nanos.load(Ordering::Relaxed) as f64 / c as f64 / 1000.0
+    }
+}
+
+struct T<P: ?Sized> {
+    inner: Box<P>,
+    stats: Arc<Stats>,
+}
+
+impl CpuScheduler for T<dyn CpuScheduler> {
+    fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()> {
+        let s = self.stats.clone();
+        s.time(|| self.inner.schedule(v, out))
+    }
+}
+impl WorkFetcher for T<dyn WorkFetcher> {
+    fn account(&mut self, v: &View) -> PolicyResult<()> {
+        self.inner.account(v)
+    }
+    fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
+        self.stats.time(|| self.inner.request(v))
+    }
+    fn piggyback(&self, v: &View, p: usize) -> PolicyResult<Option<WorkRequest>> {
+        self.inner.piggyback(v, p)
+    }
+    fn on_reply(&mut self, v: &View, r: &RpcReply) -> PolicyResult<()> {
+        self.inner.on_reply(v, r)
+    }
+    fn backoff_on_empty_reply(&self) -> bool {
+        self.inner.backoff_on_empty_reply()
+    }
+}
+impl WorkSender for T<dyn WorkSender> {
+    fn consider(
+        &mut self,
+        r: &ServerRequest,
+        s: &[Candidate],
+        c: &Candidate,
+    ) -> PolicyResult<Verdict> {
+        let st = self.stats.clone();
+        st.time(|| self.inner.consider(r, s, c))
+    }
+}
+impl CompletionEstimator for T<dyn CompletionEstimator> {
+    fn remaining_seconds(&self, v: &View, j: &Job) -> PolicyResult<f64> {
+        self.stats.time(|| self.inner.remaining_seconds(v, j))
+    }
+    fn correction(&self, p: usize) -> f64 {
+        self.inner.correction(p)
+    }
+    fn on_job_finished(&mut self, v: &View, j: &Job) -> PolicyResult<()> {
+        self.inner.on_job_finished(v, j)
+    }
+}
+impl DiskManager for T<dyn DiskManager> {
+    fn free_space(&self, st: &ClientState, p: usize) -> [f64; 3] {
+        self.stats.time(|| self.inner.free_space(st, p))
+    }
+    fn enforces(&self) -> bool {
+        self.inner.enforces()
+    }
+}
+
+fn registry(specs: &[&PolicySpec]) -> Registry {
+    vcsim_plugins::link();
+    let mut reg = Registry::builtins().unwrap();
+    for s in specs {
+        for f in Family::ALL {
+            let n = s.name(f);
+            if n.ends_with(".rhai") && reg.get(f, n).is_none() {
+                vcsim_script::register(&mut reg, f, n).unwrap();
+            }
+        }
+    }
+    reg
+}
+
+/// One run with family `fam` timed; returns (wall seconds, per-call µs, calls).
+fn timed_run(scn: &Scenario, reg: &Registry, spec: &PolicySpec, fam: Family) -> (f64, f64, u64) {
+    let mut set = reg.instantiate(spec).unwrap();
+    let stats = Arc::new(Stats::default());
+    let st = stats.clone();
+    match fam {
+        Family::Cpu => {
+            set.cpu = Box::new(T {
+                inner: set.cpu,
+                stats: st,
+            })
+        }
+        Family::Fetch => {
+            set.fetch = Box::new(T {
+                inner: set.fetch,
+                stats: st,
+            })
+        }
+        Family::Send => {
+            set.send = Box::new(T {
+                inner: set.send,
+                stats: st,
+            })
+        }
+        Family::Estimate => {
+            set.estimate = Box::new(T {
+                inner: set.estimate,
+                stats: st,
+            })
+        }
+        Family::Disk => {
+            set.disk = Box::new(T {
+                inner: set.disk,
+                stats: st,
+            })
+        }
+    }
+    let t = Instant::now();
+    run(scn, set, &spec.display(), SimOptions::default()).unwrap();
+    let wall = t.elapsed().as_secs_f64();
+    (
+        wall,
+        stats.per_call_us(),
+        stats.calls.load(Ordering::Relaxed),
+    )
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn main() {
+    let base = Scenario::load(&root().join("scenarios/paper-base.toml")).unwrap();
+    let mix = Scenario::load(&root().join("scenarios/mix-5-slack-5.toml")).unwrap();
+    let reps = 5;
+
+    // 1. The whole run.
+    let builtin = PolicySpec::parse("CS1_WF2_WS2_JC2").unwrap();
+    let scripted = PolicySpec::parse(&format!("cpu={}", policy("cs1.rhai"))).unwrap();
+    let reg = registry(&[&builtin, &scripted]);
+    let mut tb = Vec::new();
+    let mut ts = Vec::new();
+    for _ in 0..reps {
+        let t = Instant::now();
+        run_spec(&base, &reg, &builtin, SimOptions::default()).unwrap();
+        tb.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        run_spec(&base, &reg, &scripted, SimOptions::default()).unwrap();
+        ts.push(t.elapsed().as_secs_f64());
+    }
+    let (b, s) = (median(tb), median(ts));
+    println!("100-day paper-base run, median of {reps}:");
+    println!("  built-in cs1 (CS1_WF2_WS2_JC2):   {:>9.2} ms", b * 1e3);
+    println!(
+        "  scripted cs1 (policies/cs1.rhai): {:>9.2} ms  ({:.2}x)",
+        s * 1e3,
+        s / b
+    );
+
+    // 2. Per call, per family.
+    println!("\nper-call cost of each family's hook (100 days; median of {reps} runs):");
+    println!(
+        "  {:<10} {:<24} {:<18} {:>10} {:>12} {:>12} {:>7}",
+        "family", "hook", "scenario", "calls", "built-in µs", "scripted µs", "ratio"
+    );
+    let cases: [(Family, &str, &str, &str, &Scenario, &str); 7] = [
+        (
+            Family::Cpu,
+            "schedule",
+            "cs1",
+            "cs1.rhai",
+            &base,
+            "paper-base",
+        ),
+        (
+            Family::Cpu,
+            "schedule",
+            "cs1",
+            "cs1.rhai",
+            &mix,
+            "mix-5-slack-5",
+        ),
+        (
+            Family::Cpu,
+            "schedule",
+            "cs2",
+            "cs2.rhai",
+            &mix,
+            "mix-5-slack-5",
+        ),
+        (
+            Family::Fetch,
+            "request",
+            "wf1",
+            "wf1.rhai",
+            &mix,
+            "mix-5-slack-5",
+        ),
+        (
+            Family::Send,
+            "consider",
+            "ws1",
+            "ws1.rhai",
+            &mix,
+            "mix-5-slack-5",
+        ),
+        (
+            Family::Estimate,
+            "remaining",
+            "jc2",
+            "jc2.rhai",
+            &mix,
+            "mix-5-slack-5",
+        ),
+        (
+            Family::Disk,
+            "free_space",
+            "none",
+            "disk_none.rhai",
+            &mix,
+            "mix-5-slack-5",
+        ),
+    ];
+    for (fam, hook, b, s, scn, sname) in cases {
+        let bs = PolicySpec::parse(&format!("{}={b}", fam.key())).unwrap();
+        let ss = PolicySpec::parse(&format!("{}={}", fam.key(), policy(s))).unwrap();
+        let reg = registry(&[&bs, &ss]);
+        let mut pb = Vec::new();
+        let mut ps = Vec::new();
+        let mut calls = 0;
+        for _ in 0..reps {
+            let (_, c, n) = timed_run(scn, &reg, &bs, fam);
+            pb.push(c);
+            let (_, c, n2) = timed_run(scn, &reg, &ss, fam);
+            ps.push(c);
+            assert_eq!(n, n2, "same decisions, same calls");
+            calls = n;
+        }
+        let (b, s) = (median(pb), median(ps));
+        println!(
+            "  {:<10} {:<24} {:<18} {:>10} {:>12.3} {:>12.3} {:>6.1}x",
+            fam.key(),
+            format!("{hook} ({b_name})", b_name = b_name(fam)),
+            sname,
+            calls,
+            b,
+            s,
+            s / b
+        );
+    }
+}
+
+fn b_name(f: Family) -> &'static str {
+    match f {
+        Family::Cpu => "v",
+        Family::Fetch => "v",
+        Family::Send => "req, sent, cand",
+        Family::Estimate => "v, job",
+        Family::Disk => "v, p",
+    }
+}

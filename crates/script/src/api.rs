@@ -1,0 +1,1639 @@
+//! The script API: registered types with getters only (a read-only view of
+//! the state), decision values, and helpers. Every function goes through
+//! [`Api`], which records its signature and documentation: the book's API
+//! reference is generated from that record (see [`crate::api_reference`]).
+
+use crate::frame::{with_frame, with_host, with_server, with_view, RResult};
+use rhai::{Array, Dynamic, Engine, ImmutableString, RhaiNativeFunc};
+use std::sync::Arc;
+use vcsim_framework::model::HostInfo;
+use vcsim_framework::{Candidate, Job, JobState, ReportedJob, RpcReply, RscStatus, RunMode, View};
+use vcsim_plugins::rr_sim::{self, RrResult};
+
+/// Operations one hook call may perform before it is stopped.
+pub const MAX_OPERATIONS: u64 = 20_000_000;
+/// Nested function calls.
+pub const MAX_CALL_LEVELS: usize = 48;
+pub const MAX_STRING_SIZE: usize = 64 * 1024;
+pub const MAX_ARRAY_SIZE: usize = 100_000;
+pub const MAX_MAP_SIZE: usize = 10_000;
+/// Log lines a script may write per thread before it is silenced.
+pub const MAX_LOG_LINES: u64 = 1000;
+
+// ---- handles ----------------------------------------------------------------
+
+/// The view passed to a hook; valid during that call only.
+#[derive(Clone, Copy)]
+pub struct ViewH;
+
+#[derive(Clone, Copy)]
+pub struct HostH;
+
+#[derive(Clone, Copy)]
+pub struct PrefsH;
+
+/// A project, by index.
+#[derive(Clone, Copy)]
+pub struct ProjectH(pub usize);
+
+/// A job on the host: its index in the view (a hint) and its id.
+#[derive(Clone)]
+pub struct JobH {
+    pub idx: usize,
+    pub id: u64,
+    /// A job that is not in the view (none so far; kept for safety).
+    pub owned: Option<Arc<Job>>,
+}
+
+impl JobH {
+    pub fn of(v: &View, j: &Job) -> JobH {
+        let jobs = v.jobs();
+        match jobs.iter().position(|x| x.id == j.id) {
+            Some(idx) => JobH {
+                idx,
+                id: j.id,
+                owned: None,
+            },
+            None => JobH {
+                idx: usize::MAX,
+                id: j.id,
+                owned: Some(Arc::new(j.clone())),
+            },
+        }
+    }
+    fn resolve<'a>(&'a self, v: &View<'a>) -> Result<&'a Job, String> {
+        if let Some(j) = &self.owned {
+            return Ok(j);
+        }
+        let jobs = v.jobs();
+        match jobs.get(self.idx) {
+            Some(j) if j.id == self.id => Ok(j),
+            _ => jobs
+                .iter()
+                .find(|j| j.id == self.id)
+                .ok_or_else(|| format!("job {} is no longer on the host", self.id)),
+        }
+    }
+}
+
+/// A decision of a CPU scheduler: run this job in this mode.
+#[derive(Clone, Copy)]
+pub struct RunH {
+    pub id: u64,
+    pub mode: RunMode,
+}
+
+/// A work request under construction (a decision value: the script owns it).
+#[derive(Clone)]
+pub struct RequestH(pub vcsim_framework::WorkRequest);
+
+/// Free instances per resource while a scheduler fills the host.
+#[derive(Clone)]
+pub struct CapacityH(pub Vec<f64>);
+
+/// The result of a round-robin simulation of one resource.
+#[derive(Clone)]
+pub struct RrH(pub Arc<RrResult>);
+
+/// The server's view of a scheduler request (inside `consider`).
+#[derive(Clone, Copy)]
+pub struct ServerH;
+
+/// The jobs already in the reply (inside `consider`).
+#[derive(Clone, Copy)]
+pub struct SentH;
+
+#[derive(Clone)]
+pub struct CandH(pub Candidate);
+
+#[derive(Clone)]
+pub struct ReportedH(pub ReportedJob);
+
+#[derive(Clone)]
+pub struct ReplyH(pub Arc<RpcReply>);
+
+// ---- registration with documentation ------------------------------------------
+
+/// One documented entry of the API.
+#[derive(Clone, Debug)]
+pub struct DocEntry {
+    /// The section: `View`, `Job`, ..., or `Functions`.
+    pub section: &'static str,
+    /// How a script writes it: `job.deadline`, `v.project(i)`, `log(msg)`.
+    pub usage: String,
+    pub returns: &'static str,
+    pub doc: &'static str,
+    /// The engine's own signature of the registered function.
+    pub signature: String,
+}
+
+pub struct Api<'e> {
+    pub engine: &'e mut Engine,
+    pub docs: Vec<DocEntry>,
+}
+
+/// The short script-facing name of a handle type.
+fn var_of(section: &str) -> String {
+    match section {
+        "View" => "v".into(),
+        "Request" => "req".into(),
+        "Sent" => "sent".into(),
+        "Candidate" => "cand".into(),
+        "RrSim" => "rr".into(),
+        "Capacity" => "cap".into(),
+        "WorkRequest" => "wr".into(),
+        s => s.to_ascii_lowercase(),
+    }
+}
+
+impl Api<'_> {
+    fn record(
+        &mut self,
+        section: &'static str,
+        usage: String,
+        returns: &'static str,
+        doc: &'static str,
+        name: &str,
+    ) {
+        self.docs.push(DocEntry {
+            section,
+            usage,
+            returns,
+            doc,
+            signature: name.to_string(),
+        });
+    }
+
+    /// A read-only property `x.name`.
+    fn get<T: Clone + Send + Sync + 'static, R: Clone + Send + Sync + 'static>(
+        &mut self,
+        section: &'static str,
+        name: &'static str,
+        returns: &'static str,
+        doc: &'static str,
+        f: impl Fn(&mut T) -> RResult<R> + Send + Sync + 'static,
+    ) {
+        self.engine.register_get(name, f);
+        let usage = format!("{}.{name}", var_of(section));
+        self.record(section, usage, returns, doc, &format!("get${name}"));
+    }
+
+    /// A method `x.name(args)` (or a function `name(args)` when `section` is "Functions").
+    fn func<
+        A: 'static,
+        const N: usize,
+        const X: bool,
+        R: Clone + Send + Sync + 'static,
+        const F: bool,
+    >(
+        &mut self,
+        section: &'static str,
+        name: &'static str,
+        args: &'static str,
+        returns: &'static str,
+        doc: &'static str,
+        f: impl RhaiNativeFunc<A, N, X, R, F> + Send + Sync + 'static,
+    ) {
+        self.engine.register_fn(name, f);
+        let usage = if section == "Functions" || section == "Decisions" {
+            format!("{name}({args})")
+        } else {
+            format!("{}.{name}({args})", var_of(section))
+        };
+        self.record(section, usage, returns, doc, name);
+    }
+}
+
+fn rsc_index(h: &HostInfo, r: i64) -> Result<usize, String> {
+    if r >= 0 && (r as usize) < h.nrsc() {
+        Ok(r as usize)
+    } else {
+        Err(format!(
+            "resource {r} does not exist (the host has {} resources: 0 is the CPU)",
+            h.nrsc()
+        ))
+    }
+}
+
+fn proj_index(v: &View, p: i64) -> Result<usize, String> {
+    if p >= 0 && (p as usize) < v.projects().len() {
+        Ok(p as usize)
+    } else {
+        Err(format!(
+            "project {p} does not exist ({} projects)",
+            v.projects().len()
+        ))
+    }
+}
+
+fn state_name(s: JobState) -> &'static str {
+    match s {
+        JobState::Queued => "queued",
+        JobState::Running => "running",
+        JobState::Preempted => "preempted",
+        JobState::Finished => "finished",
+    }
+}
+
+fn mode_name(m: RunMode) -> &'static str {
+    match m {
+        RunMode::RoundRobin => "round_robin",
+        RunMode::Deadline => "deadline",
+    }
+}
+
+fn parse_mode(s: &str) -> RResult<RunMode> {
+    match s {
+        "round_robin" => Ok(RunMode::RoundRobin),
+        "deadline" => Ok(RunMode::Deadline),
+        _ => Err(format!("unknown run mode `{s}` (round_robin or deadline)").into()),
+    }
+}
+
+/// Stable sort of job handles by deadline (arrival order on ties).
+fn sort_by_deadline(v: &View, arr: &mut Array, descending: bool) -> Result<(), String> {
+    let mut keyed: Vec<(f64, Dynamic)> = Vec::with_capacity(arr.len());
+    for d in arr.drain(..) {
+        let h = d
+            .clone()
+            .try_cast::<JobH>()
+            .ok_or_else(|| format!("sort_by_deadline: expected jobs, got {}", d.type_name()))?;
+        keyed.push((h.resolve(v)?.deadline, d));
+    }
+    if descending {
+        keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
+    } else {
+        keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    arr.extend(keyed.into_iter().map(|(_, d)| d));
+    Ok(())
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A draw in [0, 1) from the view: a hash of the simulated time, the jobs
+/// on the host and their progress (which follow the run's seed), and the
+/// number of the draw within the call. The same view gives the same draws.
+fn draw(v: &View, n: u64) -> f64 {
+    let mut h = splitmix(v.now().to_bits());
+    for j in v.jobs() {
+        h = splitmix(h ^ j.id);
+        h = splitmix(h ^ v.fraction_done(j).to_bits());
+        h = splitmix(h ^ j.deadline.to_bits());
+    }
+    let x = splitmix(h ^ splitmix(n));
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn next_draw() -> RResult<f64> {
+    with_frame(|fr| {
+        let fr = fr.ok_or_else(|| "random draws exist only inside a hook".to_string())?;
+        let v = fr
+            .view
+            .ok_or_else(|| "random draws need a view".to_string())?;
+        let n = fr.draws.get();
+        fr.draws.set(n + 1);
+        Ok(draw(&v, n))
+    })
+}
+
+thread_local! {
+    static LOG_LINES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A log line: to standard error, prefixed with the script and the simulated time.
+pub fn log_line(msg: &str) {
+    let n = LOG_LINES.with(|c| {
+        let n = c.get();
+        c.set(n + 1);
+        n
+    });
+    if n > MAX_LOG_LINES {
+        return;
+    }
+    let (script, t) = with_frame(|fr| match fr {
+        Some(fr) => (
+            fr.script.to_string(),
+            fr.view.map(|v| v.now()).or(fr.server.map(|s| s.now)),
+        ),
+        None => ("script".to_string(), None),
+    });
+    let t = t.map_or(String::new(), |t| format!(" t={t}"));
+    if n == MAX_LOG_LINES {
+        eprintln!("[{script}{t}] (log limit of {MAX_LOG_LINES} lines reached on this thread; further lines dropped)");
+    } else {
+        eprintln!("[{script}{t}] {msg}");
+    }
+}
+
+fn f(x: i64) -> f64 {
+    x as f64
+}
+
+/// Registers the whole API on `engine`; returns its documentation.
+pub fn register(engine: &mut Engine) -> Vec<DocEntry> {
+    engine.register_type_with_name::<ViewH>("View");
+    engine.register_type_with_name::<HostH>("Host");
+    engine.register_type_with_name::<PrefsH>("Prefs");
+    engine.register_type_with_name::<ProjectH>("Project");
+    engine.register_type_with_name::<JobH>("Job");
+    engine.register_type_with_name::<RunH>("Run");
+    engine.register_type_with_name::<RequestH>("WorkRequest");
+    engine.register_type_with_name::<CapacityH>("Capacity");
+    engine.register_type_with_name::<RrH>("RrSim");
+    engine.register_type_with_name::<ServerH>("Request");
+    engine.register_type_with_name::<SentH>("Sent");
+    engine.register_type_with_name::<CandH>("Candidate");
+    engine.register_type_with_name::<ReportedH>("ReportedJob");
+    engine.register_type_with_name::<ReplyH>("Reply");
+    let mut api = Api {
+        engine,
+        docs: Vec::new(),
+    };
+    view_api(&mut api);
+    project_api(&mut api);
+    job_api(&mut api);
+    host_api(&mut api);
+    decision_api(&mut api);
+    helper_api(&mut api);
+    server_api(&mut api);
+    api.docs
+}
+
+fn view_api(api: &mut Api) {
+    const S: &str = "View";
+    api.get(S, "now", "float", "The simulated time of the view, in seconds (a fetcher may be asked at a projected later time).", |_: &mut ViewH| with_view(|v| Ok(v.now())));
+    api.get(
+        S,
+        "host",
+        "Host",
+        "The host: CPUs, GPUs, speeds, disk.",
+        |_: &mut ViewH| Ok(HostH),
+    );
+    api.get(
+        S,
+        "prefs",
+        "Prefs",
+        "The user's preferences.",
+        |_: &mut ViewH| Ok(PrefsH),
+    );
+    api.get(
+        S,
+        "nprojects",
+        "int",
+        "Number of projects.",
+        |_: &mut ViewH| with_view(|v| Ok(v.projects().len() as i64)),
+    );
+    api.get(
+        S,
+        "projects",
+        "array of Project",
+        "Every project, in the scenario's order (index 0, 1, ...).",
+        |_: &mut ViewH| {
+            with_view(|v| {
+                Ok((0..v.projects().len())
+                    .map(|p| Dynamic::from(ProjectH(p)))
+                    .collect::<Array>())
+            })
+        },
+    );
+    api.get(S, "jobs", "array of Job", "Jobs on the host in arrival order: queued, running, preempted, and finished but not yet reported.", |_: &mut ViewH| {
+        with_view(|v| {
+            Ok(v.jobs().iter().enumerate().map(|(idx, j)| Dynamic::from(JobH { idx, id: j.id, owned: None })).collect::<Array>())
+        })
+    });
+    api.get(
+        S,
+        "runnable_jobs",
+        "array of Job",
+        "Jobs that can run (queued, running or preempted), in arrival order.",
+        |_: &mut ViewH| {
+            with_view(|v| {
+                Ok(v.jobs()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, j)| j.is_runnable())
+                    .map(|(idx, j)| {
+                        Dynamic::from(JobH {
+                            idx,
+                            id: j.id,
+                            owned: None,
+                        })
+                    })
+                    .collect::<Array>())
+            })
+        },
+    );
+    api.get(
+        S,
+        "jobs_by_deadline",
+        "array of Job",
+        "Runnable jobs sorted by deadline, earliest first; ties keep arrival order.",
+        |_: &mut ViewH| {
+            with_view(|v| {
+                let mut a: Array = v
+                    .jobs()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, j)| j.is_runnable())
+                    .map(|(idx, j)| {
+                        Dynamic::from(JobH {
+                            idx,
+                            id: j.id,
+                            owned: None,
+                        })
+                    })
+                    .collect();
+                sort_by_deadline(v, &mut a, false)?;
+                Ok(a)
+            })
+        },
+    );
+    api.get(S, "on_fraction", "float", "Fraction of time the client expects the host to compute (1 unless the scenario learns availability).", |_: &mut ViewH| with_view(|v| Ok(v.on_fraction())));
+    api.get(
+        S,
+        "available_seconds",
+        "float",
+        "Seconds the host has been available since the run began.",
+        |_: &mut ViewH| with_view(|v| Ok(v.available_seconds())),
+    );
+    api.get(
+        S,
+        "total_share",
+        "float",
+        "Sum of every project's resource share.",
+        |_: &mut ViewH| with_view(|v| Ok(v.state().total_share())),
+    );
+    api.func(
+        S,
+        "project",
+        "i",
+        "Project",
+        "Project `i`.",
+        |_: &mut ViewH, p: i64| with_view(|v| Ok(ProjectH(proj_index(v, p)?))),
+    );
+    api.func(
+        S,
+        "job",
+        "id",
+        "Job or ()",
+        "The job with this id, or () if it is not on the host.",
+        |_: &mut ViewH, id: i64| {
+            with_view(|v| {
+                Ok(match v.jobs().iter().position(|j| j.id as i64 == id) {
+                    Some(idx) => Dynamic::from(JobH {
+                        idx,
+                        id: id as u64,
+                        owned: None,
+                    }),
+                    None => Dynamic::UNIT,
+                })
+            })
+        },
+    );
+    api.func(
+        S,
+        "share_fraction",
+        "p",
+        "float",
+        "Project p's resource share as a fraction of all projects' shares.",
+        |_: &mut ViewH, p: i64| with_view(|v| Ok(v.share_fraction(proj_index(v, p)?))),
+    );
+    api.func(
+        S,
+        "contactable",
+        "p",
+        "bool",
+        "No back-off keeps the client from contacting project p now.",
+        |_: &mut ViewH, p: i64| with_view(|v| Ok(v.contactable(proj_index(v, p)?))),
+    );
+    api.func(
+        S,
+        "has_runnable",
+        "p",
+        "bool",
+        "Project p has a job that can run.",
+        |_: &mut ViewH, p: i64| with_view(|v| Ok(v.project_has_runnable(proj_index(v, p)?))),
+    );
+    api.func(
+        S,
+        "usage_seconds",
+        "p, r",
+        "float",
+        "Instance-seconds of resource r used by project p's jobs since the run began.",
+        |_: &mut ViewH, p: i64, r: i64| {
+            with_view(|v| Ok(v.usage_seconds(proj_index(v, p)?, rsc_index(v.host(), r)?)))
+        },
+    );
+    api.func(
+        S,
+        "idle_instances",
+        "r",
+        "float",
+        "Instances of resource r that no running job holds.",
+        |_: &mut ViewH, r: i64| with_view(|v| Ok(v.idle_instances(rsc_index(v.host(), r)?))),
+    );
+    api.func(S, "random", "", "float", "A draw in [0, 1), reproducible: a hash of the view (time, jobs, their progress) and of the draw's number within this call. The same view gives the same draws, so a fetcher's `request` stays pure.", |_: &mut ViewH| next_draw());
+    api.func(
+        S,
+        "random",
+        "lo, hi",
+        "int",
+        "A reproducible integer draw in [lo, hi).",
+        |_: &mut ViewH, lo: i64, hi: i64| -> RResult<i64> {
+            if hi <= lo {
+                return Err(format!("random({lo}, {hi}): empty range").into());
+            }
+            let x = next_draw()?;
+            Ok(lo + ((hi - lo) as f64 * x).floor() as i64)
+        },
+    );
+    api.func(S, "rr_sim", "r", "RrSim", "BOINC 2007's weighted round-robin simulation of resource r over the work buffer (the one CS2 and WF2 use).", |_: &mut ViewH, r: i64| {
+        with_view(|v| {
+            let r = rsc_index(v.host(), r)?;
+            let mut out = RrResult::default();
+            rr_sim::simulate(v, r, v.prefs().work_buf_total(), &mut out).map_err(|e| e.0)?;
+            Ok(RrH(Arc::new(out)))
+        })
+    });
+    api.func(
+        S,
+        "rr_sim",
+        "r, horizon",
+        "RrSim",
+        "The round-robin simulation of resource r over `horizon` seconds.",
+        |_: &mut ViewH, r: i64, horizon: f64| {
+            with_view(|v| {
+                let r = rsc_index(v.host(), r)?;
+                let mut out = RrResult::default();
+                rr_sim::simulate(v, r, horizon, &mut out).map_err(|e| e.0)?;
+                Ok(RrH(Arc::new(out)))
+            })
+        },
+    );
+    api.func(
+        S,
+        "capacity",
+        "",
+        "Capacity",
+        "Every instance of every resource free: fill it with `cap.take(job)`.",
+        |_: &mut ViewH| {
+            with_view(|v| {
+                let h = v.host();
+                Ok(CapacityH((0..h.nrsc()).map(|r| h.ninstances(r)).collect()))
+            })
+        },
+    );
+}
+
+fn project_api(api: &mut Api) {
+    const S: &str = "Project";
+    fn pget<R: Clone + Send + Sync + 'static>(
+        api: &mut Api,
+        name: &'static str,
+        ret: &'static str,
+        doc: &'static str,
+        g: fn(&View, usize) -> R,
+    ) {
+        api.get(S, name, ret, doc, move |h: &mut ProjectH| {
+            let p = h.0;
+            with_view(|v| Ok(g(v, p)))
+        });
+    }
+    pget(
+        api,
+        "index",
+        "int",
+        "Its index (what `v.project(i)` and requests take).",
+        |_, p| p as i64,
+    );
+    pget(api, "name", "string", "Its name.", |v, p| {
+        ImmutableString::from(v.project(p).name.as_str())
+    });
+    pget(api, "share", "float", "Its resource share.", |v, p| {
+        v.project(p).resource_share
+    });
+    pget(
+        api,
+        "share_fraction",
+        "float",
+        "Its share as a fraction of all projects' shares.",
+        |v, p| v.share_fraction(p),
+    );
+    pget(
+        api,
+        "latency_bound",
+        "float",
+        "Seconds from a job's dispatch to its deadline.",
+        |v, p| v.project(p).latency_bound,
+    );
+    pget(
+        api,
+        "contactable",
+        "bool",
+        "No back-off keeps the client from contacting it now.",
+        |v, p| v.contactable(p),
+    );
+    pget(
+        api,
+        "has_runnable",
+        "bool",
+        "It has a job that can run.",
+        |v, p| v.project_has_runnable(p),
+    );
+    pget(
+        api,
+        "exp_avg_cpu",
+        "float",
+        "Exponentially averaged CPU seconds (BOINC's `exp_avg_cpu`).",
+        |v, p| v.project(p).exp_avg_cpu,
+    );
+    pget(
+        api,
+        "min_rpc_time",
+        "float",
+        "Earliest time of its next RPC.",
+        |v, p| v.project(p).rpc.min_rpc_time,
+    );
+    pget(
+        api,
+        "rpc_failures",
+        "int",
+        "RPC failures in a row.",
+        |v, p| v.project(p).rpc.nrpc_failures as i64,
+    );
+    pget(
+        api,
+        "napps",
+        "int",
+        "Number of its applications.",
+        |v, p| v.project(p).apps.len() as i64,
+    );
+    api.func(
+        S,
+        "has_apps",
+        "r",
+        "bool",
+        "It has applications that run on resource r of this host.",
+        |h: &mut ProjectH, r: i64| {
+            let p = h.0;
+            with_view(|v| Ok(v.project(p).has_rsc_apps[rsc_index(v.host(), r)?]))
+        },
+    );
+    api.func(
+        S,
+        "running_instances",
+        "r",
+        "float",
+        "Instances of resource r its running jobs hold.",
+        |h: &mut ProjectH, r: i64| {
+            let p = h.0;
+            with_view(|v| Ok(v.project(p).running_instances[rsc_index(v.host(), r)?]))
+        },
+    );
+    api.func(
+        S,
+        "usage_seconds",
+        "r",
+        "float",
+        "Instance-seconds of resource r its jobs used since the run began.",
+        |h: &mut ProjectH, r: i64| {
+            let p = h.0;
+            with_view(|v| Ok(v.usage_seconds(p, rsc_index(v.host(), r)?)))
+        },
+    );
+}
+
+fn job_api(api: &mut Api) {
+    const S: &str = "Job";
+    fn jget<R: Clone + Send + Sync + 'static>(
+        api: &mut Api,
+        name: &'static str,
+        ret: &'static str,
+        doc: &'static str,
+        g: fn(&View, &Job) -> R,
+    ) {
+        api.get(S, name, ret, doc, move |h: &mut JobH| {
+            with_view(|v| Ok(g(v, h.resolve(v)?)))
+        });
+    }
+    jget(api, "id", "int", "Its id (unique in the run).", |_, j| {
+        j.id as i64
+    });
+    jget(api, "project", "int", "Its project's index.", |_, j| {
+        j.project as i64
+    });
+    jget(
+        api,
+        "app",
+        "int",
+        "Its application's index within the project.",
+        |_, j| j.app as i64,
+    );
+    jget(api, "cpus", "float", "CPUs it uses.", |_, j| j.cpus);
+    jget(
+        api,
+        "rsc",
+        "int",
+        "The resource it runs on: 0 for the CPU, 1 + k for the host's k-th GPU type.",
+        |_, j| j.rsc() as i64,
+    );
+    jget(
+        api,
+        "gpu_count",
+        "float",
+        "GPU instances it uses (0 for a CPU job).",
+        |_, j| j.gpu.map_or(0.0, |g| g.1),
+    );
+    jget(
+        api,
+        "deadline",
+        "float",
+        "Its report deadline (simulated seconds).",
+        |_, j| j.deadline,
+    );
+    jget(api, "received", "float", "When it arrived.", |_, j| {
+        j.received
+    });
+    jget(
+        api,
+        "state",
+        "string",
+        "`queued`, `running`, `preempted` or `finished`.",
+        |_, j| ImmutableString::from(state_name(j.state)),
+    );
+    jget(
+        api,
+        "is_runnable",
+        "bool",
+        "Queued, running or preempted.",
+        |_, j| j.is_runnable(),
+    );
+    jget(api, "is_running", "bool", "Running now.", |_, j| {
+        j.state == JobState::Running
+    });
+    jget(api, "is_queued", "bool", "Never started.", |_, j| {
+        j.state == JobState::Queued
+    });
+    jget(
+        api,
+        "is_preempted",
+        "bool",
+        "Started, not running now.",
+        |_, j| j.state == JobState::Preempted,
+    );
+    jget(
+        api,
+        "is_finished",
+        "bool",
+        "Done computing, waiting to be reported.",
+        |_, j| j.state == JobState::Finished,
+    );
+    jget(
+        api,
+        "has_started",
+        "bool",
+        "It has run at some time.",
+        |_, j| j.has_started(),
+    );
+    jget(
+        api,
+        "mode",
+        "string",
+        "The mode it last ran in: `round_robin` or `deadline`.",
+        |_, j| ImmutableString::from(mode_name(j.mode)),
+    );
+    jget(
+        api,
+        "ever_deadline_mode",
+        "bool",
+        "It has run in deadline mode.",
+        |_, j| j.ever_deadline_mode,
+    );
+    jget(
+        api,
+        "last_started",
+        "float",
+        "When it last started or resumed.",
+        |_, j| j.last_started,
+    );
+    jget(
+        api,
+        "fraction_done",
+        "float",
+        "Fraction done at the view's time.",
+        |v, j| v.fraction_done(j),
+    );
+    jget(
+        api,
+        "run_seconds",
+        "float",
+        "Seconds it has computed, at the view's time.",
+        |v, j| v.run_seconds(j),
+    );
+    jget(
+        api,
+        "estimated_seconds",
+        "float",
+        "The project's estimate of its run time here, uncorrected (FLOPs estimate / speed).",
+        |_, j| j.estimated_seconds(),
+    );
+    jget(
+        api,
+        "static_estimate",
+        "float",
+        "The corrected static estimate (x the estimator's correction).",
+        |v, j| v.static_estimate(j),
+    );
+    jget(
+        api,
+        "flops_estimate",
+        "float",
+        "The project's FLOPs estimate.",
+        |_, j| j.flops_estimate,
+    );
+    jget(
+        api,
+        "speed",
+        "float",
+        "Peak FLOPS it computes at.",
+        |_, j| j.speed,
+    );
+    jget(
+        api,
+        "peak_flops",
+        "float",
+        "Peak FLOPS of the instances it holds.",
+        |v, j| j.peak_flops(v.host()),
+    );
+    api.get(
+        S,
+        "remaining",
+        "float",
+        "The estimator's remaining run time in seconds (the chosen `estimate` policy).",
+        |h: &mut JobH| with_view(|v| v.remaining_seconds(h.resolve(v)?).map_err(|e| e.0)),
+    );
+}
+
+fn host_api(api: &mut Api) {
+    const H: &str = "Host";
+    api.get(
+        H,
+        "ncpus",
+        "float",
+        "CPUs the client may use.",
+        |_: &mut HostH| with_host(|h| h.ncpus),
+    );
+    api.get(
+        H,
+        "cpu_flops",
+        "float",
+        "Peak FLOPS of one CPU.",
+        |_: &mut HostH| with_host(|h| h.cpu_flops),
+    );
+    api.get(
+        H,
+        "nrsc",
+        "int",
+        "Resources: 1 + the number of GPU types.",
+        |_: &mut HostH| with_host(|h| h.nrsc() as i64),
+    );
+    api.get(
+        H,
+        "disk_bytes",
+        "float",
+        "The disk's size in bytes.",
+        |_: &mut HostH| with_host(|h| h.disk_bytes),
+    );
+    api.func(
+        H,
+        "ninstances",
+        "r",
+        "float",
+        "Instances of resource r.",
+        |_: &mut HostH, r: i64| -> RResult<f64> {
+            Ok(with_host(|h| rsc_index(h, r).map(|r| h.ninstances(r)))??)
+        },
+    );
+    api.func(
+        H,
+        "instance_flops",
+        "r",
+        "float",
+        "Peak FLOPS of one instance of r.",
+        |_: &mut HostH, r: i64| -> RResult<f64> {
+            Ok(with_host(|h| {
+                rsc_index(h, r).map(|r| h.instance_flops(r))
+            })??)
+        },
+    );
+    api.func(
+        H,
+        "rsc_name",
+        "r",
+        "string",
+        "`cpu` or the GPU type's name.",
+        |_: &mut HostH, r: i64| -> RResult<ImmutableString> {
+            Ok(with_host(|h| {
+                rsc_index(h, r).map(|r| ImmutableString::from(h.rsc_name(r)))
+            })??)
+        },
+    );
+    const P: &str = "Prefs";
+    fn pref(
+        api: &mut Api,
+        name: &'static str,
+        doc: &'static str,
+        g: fn(&vcsim_framework::model::Prefs) -> f64,
+    ) {
+        api.get(P, name, "float", doc, move |_: &mut PrefsH| {
+            with_view(|v| Ok(g(v.prefs())))
+        });
+    }
+    pref(
+        api,
+        "sched_period",
+        "The scheduling period (time slice), seconds.",
+        |p| p.sched_period,
+    );
+    pref(
+        api,
+        "work_buf_min",
+        "The work buffer's minimum (low-water mark), seconds.",
+        |p| p.work_buf_min,
+    );
+    pref(
+        api,
+        "work_buf_additional",
+        "Work to keep beyond the minimum, seconds.",
+        |p| p.work_buf_additional,
+    );
+    pref(
+        api,
+        "work_buf_total",
+        "The whole buffer (min + additional, at least 1 s): BOINC's Btot.",
+        |p| p.work_buf_total(),
+    );
+    pref(
+        api,
+        "step",
+        "The simulator's step (decisions fall on step boundaries), seconds.",
+        |p| p.step,
+    );
+}
+
+fn decision_api(api: &mut Api) {
+    const D: &str = "Decisions";
+    api.func(
+        D,
+        "round_robin",
+        "job",
+        "Run",
+        "Run this job in round-robin mode (a bare Job in the list means the same).",
+        |j: JobH| RunH {
+            id: j.id,
+            mode: RunMode::RoundRobin,
+        },
+    );
+    api.func(
+        D,
+        "deadline",
+        "job",
+        "Run",
+        "Run this job in deadline (earliest-deadline-first) mode.",
+        |j: JobH| RunH {
+            id: j.id,
+            mode: RunMode::Deadline,
+        },
+    );
+    api.func(
+        D,
+        "run",
+        "job, mode",
+        "Run",
+        "Run this job in `mode` (`round_robin` or `deadline`, e.g. `job.mode` to keep its mode).",
+        |j: JobH, m: ImmutableString| -> RResult<RunH> {
+            Ok(RunH {
+                id: j.id,
+                mode: parse_mode(&m)?,
+            })
+        },
+    );
+    api.func(
+        D,
+        "work_request",
+        "p, seconds",
+        "WorkRequest",
+        "An old-style request to project p for `seconds` of work of any kind.",
+        |p: i64, secs: f64| -> RResult<RequestH> {
+            with_host(|h| h.nrsc())
+                .map(|n| {
+                    RequestH(vcsim_framework::WorkRequest::seconds(
+                        p.max(0) as usize,
+                        secs,
+                        n,
+                    ))
+                })
+                .and_then(|r| {
+                    if p < 0 {
+                        Err(format!("project {p} does not exist").into())
+                    } else {
+                        Ok(r)
+                    }
+                })
+        },
+    );
+    api.func(
+        D,
+        "work_request",
+        "p, seconds",
+        "WorkRequest",
+        "The same with an integer amount.",
+        |p: i64, secs: i64| -> RResult<RequestH> {
+            with_host(|h| h.nrsc()).map(|n| {
+                RequestH(vcsim_framework::WorkRequest::seconds(
+                    p.max(0) as usize,
+                    f(secs),
+                    n,
+                ))
+            })
+        },
+    );
+    api.func(
+        D,
+        "report_only",
+        "p",
+        "WorkRequest",
+        "A request to project p that only reports finished jobs.",
+        |p: i64| -> RResult<RequestH> {
+            with_host(|h| h.nrsc()).map(|n| {
+                RequestH(vcsim_framework::WorkRequest::report_only(
+                    p.max(0) as usize,
+                    n,
+                ))
+            })
+        },
+    );
+    const W: &str = "WorkRequest";
+    api.func(W, "with_rsc", "r, seconds, instances", "WorkRequest", "A copy that asks for `seconds` instance-seconds of resource r and enough jobs to occupy `instances` instances (a per-resource request).", |w: &mut RequestH, r: i64, secs: f64, inst: f64| -> RResult<RequestH> {
+        let mut w = w.clone();
+        let n = w.0.rsc.len();
+        if r < 0 || r as usize >= n {
+            return Err(format!("resource {r} does not exist ({n} resources)").into());
+        }
+        w.0.rsc[r as usize].req_seconds = secs;
+        w.0.rsc[r as usize].req_ninstances = inst;
+        Ok(w)
+    });
+    api.get(
+        W,
+        "project",
+        "int",
+        "The project asked.",
+        |w: &mut RequestH| Ok(w.0.project as i64),
+    );
+    api.get(
+        W,
+        "seconds",
+        "float",
+        "The old-style amount of seconds.",
+        |w: &mut RequestH| Ok(w.0.work_req_seconds),
+    );
+    api.get(
+        W,
+        "wants_work",
+        "bool",
+        "It asks for any work.",
+        |w: &mut RequestH| Ok(w.0.wants_work()),
+    );
+    api.get(
+        W,
+        "per_resource",
+        "bool",
+        "It asks per resource.",
+        |w: &mut RequestH| Ok(w.0.per_resource()),
+    );
+    api.func(
+        W,
+        "asks_for",
+        "r",
+        "bool",
+        "It asks for jobs of resource r.",
+        |w: &mut RequestH, r: i64| {
+            Ok::<_, Box<rhai::EvalAltResult>>(r >= 0 && w.0.asks_for(r as usize))
+        },
+    );
+    api.func(
+        W,
+        "rsc_seconds",
+        "r",
+        "float",
+        "Instance-seconds asked of resource r.",
+        |w: &mut RequestH, r: i64| {
+            Ok::<_, Box<rhai::EvalAltResult>>(
+                w.0.rsc
+                    .get(r.max(0) as usize)
+                    .map_or(0.0, |x| x.req_seconds),
+            )
+        },
+    );
+    api.func(
+        W,
+        "rsc_instances",
+        "r",
+        "float",
+        "Instances to occupy asked of resource r.",
+        |w: &mut RequestH, r: i64| {
+            Ok::<_, Box<rhai::EvalAltResult>>(
+                w.0.rsc
+                    .get(r.max(0) as usize)
+                    .map_or(0.0, |x| x.req_ninstances),
+            )
+        },
+    );
+}
+
+fn helper_api(api: &mut Api) {
+    const F: &str = "Functions";
+    api.func(F, "log", "msg", "()", "Writes a line to standard error, prefixed with the script's path and the simulated time (at most 1000 lines per thread).", |m: ImmutableString| log_line(&m));
+    api.func(
+        F,
+        "sort_by_deadline",
+        "jobs",
+        "array of Job",
+        "A copy of an array of jobs sorted by deadline, earliest first; ties keep their order.",
+        |a: Array| -> RResult<Array> {
+            let mut a = a;
+            with_view(|v| sort_by_deadline(v, &mut a, false))?;
+            Ok(a)
+        },
+    );
+    api.func(
+        F,
+        "sort_by_deadline_desc",
+        "jobs",
+        "array of Job",
+        "A copy sorted by deadline, latest first; ties keep their order.",
+        |a: Array| -> RResult<Array> {
+            let mut a = a;
+            with_view(|v| sort_by_deadline(v, &mut a, true))?;
+            Ok(a)
+        },
+    );
+    api.func(
+        F,
+        "float",
+        "x",
+        "float",
+        "An integer as a float.",
+        |x: i64| x as f64,
+    );
+    api.func(F, "infinity", "", "float", "Positive infinity.", || {
+        f64::INFINITY
+    });
+    api.func(
+        F,
+        "is_infinite",
+        "x",
+        "bool",
+        "Whether x is infinite.",
+        |x: f64| x.is_infinite(),
+    );
+    // Mixed comparisons and arithmetic are rhai's own; `min`/`max` on floats too.
+
+    const C: &str = "Capacity";
+    api.func(
+        C,
+        "fits",
+        "job",
+        "bool",
+        "The job fits in what is still free (1e-9 tolerance).",
+        |c: &mut CapacityH, h: JobH| -> RResult<bool> {
+            with_view(|v| {
+                let j = h.resolve(v)?;
+                Ok(j.cpus <= c.0[0] + 1e-9 && j.gpu.is_none_or(|(r, n)| n <= c.0[r] + 1e-9))
+            })
+        },
+    );
+    api.func(
+        C,
+        "take",
+        "job",
+        "()",
+        "Marks the job's instances as used.",
+        |c: &mut CapacityH, h: JobH| -> RResult<()> {
+            with_view(|v| {
+                let j = h.resolve(v)?;
+                c.0[0] -= j.cpus;
+                if let Some((r, n)) = j.gpu {
+                    c.0[r] -= n;
+                }
+                Ok(())
+            })
+        },
+    );
+    api.func(
+        C,
+        "give",
+        "job",
+        "()",
+        "Gives the job's instances back.",
+        |c: &mut CapacityH, h: JobH| -> RResult<()> {
+            with_view(|v| {
+                let j = h.resolve(v)?;
+                c.0[0] += j.cpus;
+                if let Some((r, n)) = j.gpu {
+                    c.0[r] += n;
+                }
+                Ok(())
+            })
+        },
+    );
+    api.func(
+        C,
+        "free",
+        "r",
+        "float",
+        "Free instances of resource r.",
+        |c: &mut CapacityH, r: i64| -> RResult<f64> {
+            c.0.get(r.max(0) as usize)
+                .copied()
+                .ok_or_else(|| format!("resource {r} does not exist").into())
+        },
+    );
+    api.get(
+        C,
+        "any_free",
+        "bool",
+        "Some instance of some resource is free.",
+        |c: &mut CapacityH| Ok(c.0.iter().any(|f| *f > 1e-9)),
+    );
+
+    const R: &str = "RrSim";
+    api.get(
+        R,
+        "shortfall",
+        "float",
+        "Idle instance-seconds expected within the horizon.",
+        |r: &mut RrH| Ok(r.0.shortfall),
+    );
+    api.get(
+        R,
+        "nidle",
+        "float",
+        "Instances no job would hold at the start.",
+        |r: &mut RrH| Ok(r.0.nidle),
+    );
+    api.get(
+        R,
+        "first_idle",
+        "float",
+        "When the first instance would go idle (infinite if never).",
+        |r: &mut RrH| Ok(r.0.first_idle),
+    );
+    api.get(
+        R,
+        "any_misses",
+        "bool",
+        "Some job would miss its deadline.",
+        |r: &mut RrH| Ok(r.0.any_misses()),
+    );
+    api.func(
+        R,
+        "misses",
+        "p",
+        "int",
+        "Jobs of project p projected to miss their deadlines.",
+        |r: &mut RrH, p: i64| {
+            Ok::<_, Box<rhai::EvalAltResult>>(
+                r.0.projects
+                    .get(p.max(0) as usize)
+                    .map_or(0, |x| x.misses as i64),
+            )
+        },
+    );
+    api.func(
+        R,
+        "project_shortfall",
+        "p",
+        "float",
+        "Instance-seconds project p would leave idle of its share.",
+        |r: &mut RrH, p: i64| {
+            Ok::<_, Box<rhai::EvalAltResult>>(
+                r.0.projects
+                    .get(p.max(0) as usize)
+                    .map_or(0.0, |x| x.shortfall),
+            )
+        },
+    );
+    api.func(
+        R,
+        "has_jobs",
+        "p",
+        "bool",
+        "Project p has unfinished jobs of this resource.",
+        |r: &mut RrH, p: i64| {
+            Ok::<_, Box<rhai::EvalAltResult>>(
+                r.0.projects
+                    .get(p.max(0) as usize)
+                    .is_some_and(|x| x.has_jobs),
+            )
+        },
+    );
+    api.func(
+        R,
+        "missed",
+        "job",
+        "bool",
+        "The job is projected to miss its deadline.",
+        |r: &mut RrH, j: JobH| -> RResult<bool> {
+            with_view(|v| {
+                let _ = j.resolve(v)?;
+                Ok(r.0
+                    .jobs
+                    .iter()
+                    .any(|s| v.jobs().get(s.index).is_some_and(|x| x.id == j.id) && s.missed))
+            })
+        },
+    );
+    api.func(
+        R,
+        "finish",
+        "job",
+        "float",
+        "When the job would finish (infinite if not simulated).",
+        |r: &mut RrH, j: JobH| -> RResult<f64> {
+            with_view(|v| {
+                Ok(r.0
+                    .jobs
+                    .iter()
+                    .find(|s| v.jobs().get(s.index).is_some_and(|x| x.id == j.id))
+                    .map_or(f64::INFINITY, |s| s.finish))
+            })
+        },
+    );
+}
+
+fn server_api(api: &mut Api) {
+    const S: &str = "Request";
+    api.get(
+        S,
+        "now",
+        "float",
+        "The time of the request.",
+        |_: &mut ServerH| with_server(|s, _| Ok(s.now)),
+    );
+    api.get(
+        S,
+        "project",
+        "int",
+        "The project's index.",
+        |_: &mut ServerH| with_server(|s, _| Ok(s.project as i64)),
+    );
+    api.get(
+        S,
+        "project_name",
+        "string",
+        "The project's name.",
+        |_: &mut ServerH| with_server(|s, _| Ok(ImmutableString::from(s.project_name))),
+    );
+    api.get(
+        S,
+        "latency_bound",
+        "float",
+        "The project's latency bound, seconds.",
+        |_: &mut ServerH| with_server(|s, _| Ok(s.latency_bound)),
+    );
+    api.get(S, "host", "Host", "The host.", |_: &mut ServerH| Ok(HostH));
+    api.get(
+        S,
+        "request",
+        "WorkRequest",
+        "What the client asks for.",
+        |_: &mut ServerH| with_server(|s, _| Ok(RequestH(s.request.clone()))),
+    );
+    api.get(
+        S,
+        "dcf",
+        "float",
+        "The client's duration correction factor for this project.",
+        |_: &mut ServerH| with_server(|s, _| Ok(s.dcf)),
+    );
+    api.get(
+        S,
+        "work_buf_min",
+        "float",
+        "The client's work buffer minimum, seconds.",
+        |_: &mut ServerH| with_server(|s, _| Ok(s.work_buf_min)),
+    );
+    api.get(
+        S,
+        "workload",
+        "array of ReportedJob",
+        "Every job on the host, of every project, as the request lists it.",
+        |_: &mut ServerH| {
+            with_server(|s, _| {
+                Ok(s.workload
+                    .iter()
+                    .map(|j| Dynamic::from(ReportedH(j.clone())))
+                    .collect::<Array>())
+            })
+        },
+    );
+    api.get(S, "free_bytes", "array of float", "Free disk: [free, free if offenders' files were deleted, free if this project's were deleted too].", |_: &mut ServerH| {
+        with_server(|s, _| Ok(s.free_bytes.iter().map(|x| Dynamic::from(*x)).collect::<Array>()))
+    });
+    api.func(
+        S,
+        "asks_for",
+        "r",
+        "bool",
+        "The request asks for jobs of resource r.",
+        |_: &mut ServerH, r: i64| with_server(|s, _| Ok(r >= 0 && s.request.asks_for(r as usize))),
+    );
+    api.func(
+        S,
+        "seconds_to_fill",
+        "r",
+        "float",
+        "Seconds of resource r still to fill after the jobs already in the reply (WS1's rule).",
+        |_: &mut ServerH, r: i64| {
+            with_server(|s, sent| {
+                if r < 0 || r as usize >= s.host.nrsc() {
+                    return Err(format!("resource {r} does not exist"));
+                }
+                Ok(vcsim_plugins::ws::seconds_to_fill(s, sent, r as usize))
+            })
+        },
+    );
+    const T: &str = "Sent";
+    api.get(
+        T,
+        "len",
+        "int",
+        "Jobs already in the reply.",
+        |_: &mut SentH| with_server(|_, sent| Ok(sent.len() as i64)),
+    );
+    api.get(
+        T,
+        "all",
+        "array of Candidate",
+        "The jobs already in the reply, in order.",
+        |_: &mut SentH| {
+            with_server(|_, sent| {
+                Ok(sent
+                    .iter()
+                    .map(|c| Dynamic::from(CandH(c.clone())))
+                    .collect::<Array>())
+            })
+        },
+    );
+    api.func(
+        T,
+        "get",
+        "i",
+        "Candidate",
+        "The i-th job of the reply.",
+        |_: &mut SentH, i: i64| {
+            with_server(|_, sent| {
+                sent.get(i.max(0) as usize)
+                    .map(|c| CandH(c.clone()))
+                    .ok_or_else(|| format!("sent[{i}]: only {} jobs", sent.len()))
+            })
+        },
+    );
+    const C: &str = "Candidate";
+    api.get(
+        C,
+        "app",
+        "int",
+        "Its application's index.",
+        |c: &mut CandH| Ok(c.0.app as i64),
+    );
+    api.get(C, "rsc", "int", "Its resource.", |c: &mut CandH| {
+        Ok(c.0.rsc as i64)
+    });
+    api.get(C, "cpus", "float", "CPUs it uses.", |c: &mut CandH| {
+        Ok(c.0.cpus)
+    });
+    api.get(
+        C,
+        "gpu_count",
+        "float",
+        "GPU instances it uses.",
+        |c: &mut CandH| Ok(c.0.gpu_count),
+    );
+    api.get(
+        C,
+        "width",
+        "float",
+        "Instances of its resource it occupies.",
+        |c: &mut CandH| Ok(vcsim_plugins::ws::width(&c.0)),
+    );
+    api.get(
+        C,
+        "flops_estimate",
+        "float",
+        "Its FLOPs estimate.",
+        |c: &mut CandH| Ok(c.0.flops_estimate),
+    );
+    api.get(
+        C,
+        "est_seconds",
+        "float",
+        "The server's estimate of its run time on this host (with the DCF).",
+        |c: &mut CandH| Ok(c.0.est_seconds),
+    );
+    api.get(
+        C,
+        "deadline",
+        "float",
+        "Its deadline if sent now.",
+        |c: &mut CandH| Ok(c.0.deadline),
+    );
+    const J: &str = "ReportedJob";
+    api.get(J, "project", "int", "Its project.", |j: &mut ReportedH| {
+        Ok(j.0.project as i64)
+    });
+    api.get(J, "rsc", "int", "Its resource.", |j: &mut ReportedH| {
+        Ok(j.0.rsc as i64)
+    });
+    api.get(J, "cpus", "float", "CPUs it uses.", |j: &mut ReportedH| {
+        Ok(j.0.cpus)
+    });
+    api.get(
+        J,
+        "gpu_count",
+        "float",
+        "GPU instances it uses.",
+        |j: &mut ReportedH| Ok(j.0.gpu_count),
+    );
+    api.get(
+        J,
+        "deadline",
+        "float",
+        "Its deadline.",
+        |j: &mut ReportedH| Ok(j.0.deadline),
+    );
+    api.get(
+        J,
+        "remaining",
+        "float",
+        "The client's estimate of its remaining run time.",
+        |j: &mut ReportedH| Ok(j.0.remaining_seconds),
+    );
+    const Y: &str = "Reply";
+    api.get(
+        Y,
+        "project",
+        "int",
+        "The project the RPC went to.",
+        |r: &mut ReplyH| Ok(r.0.project as i64),
+    );
+    api.get(
+        Y,
+        "reached",
+        "bool",
+        "Some scheduler of the project answered.",
+        |r: &mut ReplyH| Ok(r.0.reached),
+    );
+    api.get(
+        Y,
+        "request",
+        "WorkRequest",
+        "What was asked.",
+        |r: &mut ReplyH| Ok(RequestH(r.0.request.clone())),
+    );
+    api.get(
+        Y,
+        "njobs",
+        "int",
+        "Jobs received, all resources.",
+        |r: &mut ReplyH| Ok(r.0.njobs() as i64),
+    );
+    api.func(
+        Y,
+        "jobs",
+        "r",
+        "int",
+        "Jobs received of resource r.",
+        |r: &mut ReplyH, x: i64| {
+            Ok::<_, Box<rhai::EvalAltResult>>(
+                r.0.jobs.get(x.max(0) as usize).map_or(0, |n| *n as i64),
+            )
+        },
+    );
+    api.func(Y, "status", "r", "string", "The server's answer for resource r: `unknown`, `work_returned`, `no_work_but_supported`, `not_supported`.", |r: &mut ReplyH, x: i64| {
+        Ok::<_, Box<rhai::EvalAltResult>>(ImmutableString::from(match r.0.rsc_status.get(x.max(0) as usize) {
+            Some(RscStatus::WorkReturned) => "work_returned",
+            Some(RscStatus::NoWorkButSupported) => "no_work_but_supported",
+            Some(RscStatus::NotSupported) => "not_supported",
+            _ => "unknown",
+        }))
+    });
+}

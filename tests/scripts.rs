@@ -1,0 +1,433 @@
+//! Policies as rhai scripts: the scripted built-ins give exactly the
+//! built-ins' metrics; errors name file, line, column, function and
+//! simulated time and never panic; runs are byte-identical across runs and
+//! threads; the API reference page is up to date.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use vcsim_framework::{run_spec, Family, PolicySpec, Registry, RunReport, Scenario, SimOptions};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The scenarios of `scenarios/`, sorted, shortened in debug builds.
+fn scenarios() -> Vec<Scenario> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            let mut s = Scenario::load(p).unwrap();
+            if cfg!(debug_assertions) {
+                s.duration_days = s.duration_days.min(15.0);
+            }
+            s
+        })
+        .collect()
+}
+
+fn policy(name: &str) -> String {
+    root().join("policies").join(name).display().to_string()
+}
+
+/// The built-ins plus every script named in `specs`.
+fn registry(specs: &[PolicySpec]) -> Registry {
+    vcsim_plugins::link();
+    let mut reg = Registry::builtins().unwrap();
+    for s in specs {
+        for f in Family::ALL {
+            let n = s.name(f);
+            if n.ends_with(".rhai") && reg.get(f, n).is_none() {
+                vcsim_script::register(&mut reg, f, n).unwrap();
+            }
+        }
+    }
+    reg
+}
+
+fn spec(s: &str) -> PolicySpec {
+    PolicySpec::parse(s).unwrap()
+}
+
+fn run(scn: &Scenario, reg: &Registry, s: &PolicySpec) -> Result<RunReport, String> {
+    run_spec(scn, reg, s, SimOptions::default()).map(|o| o.report)
+}
+
+/// Everything but the policy's display name.
+fn assert_same(a: &RunReport, b: &RunReport, what: &str) {
+    assert_eq!(a.metrics, b.metrics, "{what}: metrics differ");
+    assert_eq!(a.projects, b.projects, "{what}: per-project figures differ");
+    assert_eq!(
+        a.resources, b.resources,
+        "{what}: per-resource figures differ"
+    );
+    assert_eq!(a.disk, b.disk, "{what}: disk figures differ");
+}
+
+#[test]
+fn scripted_builtins_give_the_builtins_metrics_on_every_scenario() {
+    let pairs: Vec<(String, String)> = vec![
+        ("cpu=cs1".into(), format!("cpu={}", policy("cs1.rhai"))),
+        ("cpu=cs2".into(), format!("cpu={}", policy("cs2.rhai"))),
+        ("fetch=wf1".into(), format!("fetch={}", policy("wf1.rhai"))),
+        ("send=ws1".into(), format!("send={}", policy("ws1.rhai"))),
+        (
+            "estimate=jc2".into(),
+            format!("estimate={}", policy("jc2.rhai")),
+        ),
+        (
+            "disk=none".into(),
+            format!("disk={}", policy("disk_none.rhai")),
+        ),
+        (
+            "cpu=cs1,fetch=wf1,send=ws1,estimate=jc2,disk=none".into(),
+            format!(
+                "cpu={},fetch={},send={},estimate={},disk={}",
+                policy("cs1.rhai"),
+                policy("wf1.rhai"),
+                policy("ws1.rhai"),
+                policy("jc2.rhai"),
+                policy("disk_none.rhai")
+            ),
+        ),
+    ];
+    let specs: Vec<PolicySpec> = pairs.iter().flat_map(|(a, b)| [spec(a), spec(b)]).collect();
+    let reg = registry(&specs);
+    let scns = scenarios();
+    assert!(!scns.is_empty());
+    for scn in &scns {
+        for (b, s) in &pairs {
+            let builtin = run(scn, &reg, &spec(b)).unwrap();
+            let scripted = run(scn, &reg, &spec(s)).unwrap();
+            assert_same(&builtin, &scripted, &format!("{} on {}", s, scn.name));
+        }
+    }
+}
+
+#[test]
+fn example_policies_run_on_every_scenario() {
+    let specs = [
+        spec(&format!("cpu={}", policy("least_slack.rhai"))),
+        spec(&format!("fetch={}", policy("least_queued.rhai"))),
+    ];
+    let reg = registry(&specs);
+    for scn in scenarios() {
+        let mut table = String::new();
+        for (s, label) in specs
+            .iter()
+            .zip(["cpu=least_slack.rhai", "fetch=least_queued.rhai"])
+        {
+            let r = run(&scn, &reg, s).unwrap();
+            table.push_str(&format!(
+                "{label}: {}\n",
+                serde_json::to_string(&r.metrics).unwrap()
+            ));
+        }
+        insta::assert_snapshot!(format!("examples-{}", scn.name), table);
+    }
+}
+
+/// A script in a temporary directory, named `name`.
+fn temp_script(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("vcsim-scripts-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+fn short_base() -> Scenario {
+    let mut s = Scenario::load(&root().join("scenarios/paper-base.toml")).unwrap();
+    s.duration_days = 2.0;
+    s
+}
+
+/// The error of a run of `family=script`.
+fn run_error(family: &str, path: &str) -> String {
+    let s = spec(&format!("{family}={path}"));
+    let reg = registry(std::slice::from_ref(&s));
+    run(&short_base(), &reg, &s).unwrap_err()
+}
+
+#[test]
+fn a_syntax_error_is_reported_at_load_with_file_line_and_column() {
+    let p = temp_script("syntax.rhai", "fn schedule(v) {\n    let x = ;\n}\n");
+    let e = vcsim_script::Script::load(Path::new(&p)).err().unwrap();
+    assert!(e.starts_with(&format!("{p}:2:13: syntax error")), "{e}");
+    // `vcsim check` says the same, with exit status 2.
+    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .args(["check", &p])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{p}:2:13: syntax error")), "{err}");
+}
+
+#[test]
+fn check_accepts_every_shipped_policy() {
+    for name in [
+        "cs1.rhai",
+        "cs2.rhai",
+        "wf1.rhai",
+        "ws1.rhai",
+        "jc2.rhai",
+        "disk_none.rhai",
+        "least_slack.rhai",
+        "least_queued.rhai",
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
+            .args(["check", &policy(name)])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("valid rhai policy"), "{text}");
+    }
+}
+
+#[test]
+fn a_runtime_error_names_file_line_column_function_and_simulated_time() {
+    let p = temp_script(
+        "runtime.rhai",
+        "fn schedule(v) {\n    helper(v)\n}\n\nfn helper(v) {\n    let jobs = v.jobs;\n    jobs[1000].id\n}\n",
+    );
+    let e = run_error("cpu", &p);
+    assert!(e.contains("at simulated time 0d 00:00:00"), "{e}");
+    assert!(e.contains(&format!("cpu policy `{p}`")), "{e}");
+    assert!(e.contains(&format!("{p}:7:")), "{e}");
+    assert!(
+        e.contains("in function `helper` (called from `schedule`)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_endless_loop_is_stopped_naming_script_function_and_time() {
+    let p = temp_script(
+        "endless.rhai",
+        "fn request(v) {\n    let i = 0;\n    loop {\n        i += 1;\n    }\n}\n",
+    );
+    let e = run_error("fetch", &p);
+    assert!(e.contains("stopped after"), "{e}");
+    assert!(e.contains(&format!("{p}:")), "{e}");
+    assert!(e.contains("in function `request`"), "{e}");
+    assert!(e.contains("at simulated time"), "{e}");
+}
+
+#[test]
+fn invalid_decisions_become_errors_naming_the_script() {
+    let twice = temp_script(
+        "twice.rhai",
+        "fn schedule(v) {\n    let j = v.runnable_jobs;\n    if j.len() > 0 { [j[0], j[0]] } else { [] }\n}\n",
+    );
+    let e = run_error("cpu", &twice);
+    assert!(
+        e.contains(&format!("cpu policy `{twice}`")) && e.contains("listed twice"),
+        "{e}"
+    );
+
+    let all = temp_script("all.rhai", "fn schedule(v) {\n    v.runnable_jobs\n}\n");
+    let e = run_error("cpu", &all);
+    assert!(
+        e.contains(&format!("cpu policy `{all}`")) && e.contains("the host has 2"),
+        "{e}"
+    );
+
+    let wrong = temp_script("wrong.rhai", "fn schedule(v) {\n    \"everything\"\n}\n");
+    let e = run_error("cpu", &wrong);
+    assert!(
+        e.contains("invalid decision") && e.contains("in function `schedule`"),
+        "{e}"
+    );
+
+    let ghost = temp_script(
+        "ghost.rhai",
+        "fn request(v) {\n    work_request(7, 100.0)\n}\n",
+    );
+    let e = run_error("fetch", &ghost);
+    assert!(
+        e.contains(&format!("fetch policy `{ghost}`")) && e.contains("project 7 does not exist"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_sandbox_has_no_file_clock_or_eval() {
+    for (name, text) in [
+        ("import.rhai", "import \"x\" as x;\nfn schedule(v) { [] }\n"),
+        ("eval.rhai", "fn schedule(v) { eval(\"[]\") }\n"),
+        ("time.rhai", "fn schedule(v) { let t = timestamp(); [] }\n"),
+    ] {
+        let p = temp_script(name, text);
+        let loaded = vcsim_script::Script::load(Path::new(&p));
+        let failed = match loaded {
+            Err(_) => true,
+            Ok(_) => {
+                let e = run_error("cpu", &p);
+                e.contains(&p)
+            }
+        };
+        assert!(failed, "{name} was accepted");
+    }
+    // Endless recursion is stopped before the stack runs out.
+    let deep = temp_script("deep.rhai", "fn schedule(v) {\n    schedule(v)\n}\n");
+    let e = run_error("cpu", &deep);
+    assert!(
+        e.contains("too many nested calls") && e.contains(&deep),
+        "{e}"
+    );
+    // Strings and arrays are bounded.
+    let big = temp_script(
+        "big.rhai",
+        "fn schedule(v) {\n    let a = [];\n    a.pad(1000000, 0);\n    []\n}\n",
+    );
+    let e = run_error("cpu", &big);
+    assert!(
+        e.contains(&format!("{big}")) && e.contains("too large"),
+        "{e}"
+    );
+}
+
+#[test]
+fn errors_fail_only_their_own_runs_in_parallel() {
+    use rayon::prelude::*;
+    let bad = temp_script("bad.rhai", "fn schedule(v) {\n    1 / 0\n}\n");
+    let specs = vec![
+        spec(&format!("cpu={}", policy("cs1.rhai"))),
+        spec(&format!("cpu={bad}")),
+        spec("cpu=cs1"),
+    ];
+    let reg = registry(&specs);
+    let scn = short_base();
+    let results: Vec<Result<RunReport, String>> =
+        specs.par_iter().map(|s| run(&scn, &reg, s)).collect();
+    assert!(results[0].is_ok() && results[2].is_ok());
+    assert!(results[1]
+        .as_ref()
+        .unwrap_err()
+        .contains(&format!("{bad}:2:")));
+    assert_same(
+        results[0].as_ref().unwrap(),
+        results[2].as_ref().unwrap(),
+        "cs1",
+    );
+}
+
+#[test]
+fn script_runs_are_byte_identical_across_runs_and_threads() {
+    let s = spec(&format!(
+        "cpu={},fetch={},estimate={}",
+        policy("least_slack.rhai"),
+        policy("wf1.rhai"),
+        policy("jc2.rhai")
+    ));
+    let reg = registry(std::slice::from_ref(&s));
+    let mut scn = Scenario::load(&root().join("scenarios/mix-5-slack-5.toml")).unwrap();
+    scn.duration_days = 5.0;
+    let once = || serde_json::to_string(&run(&scn, &reg, &s).unwrap()).unwrap();
+    let first = once();
+    assert_eq!(first, once());
+    let threaded: Vec<String> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..4).map(|_| sc.spawn(once)).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for t in threaded {
+        assert_eq!(first, t);
+    }
+}
+
+#[test]
+fn random_draws_are_reproducible_and_pure() {
+    let p = temp_script(
+        "random.rhai",
+        "fn schedule(v) {\n    let jobs = v.runnable_jobs;\n    let cap = v.capacity();\n    let out = [];\n    while jobs.len() > 0 {\n        let j = jobs.remove(v.random(0, jobs.len()));\n        if cap.fits(j) { cap.take(j); out.push(j); }\n    }\n    out\n}\n",
+    );
+    let s = spec(&format!("cpu={p}"));
+    let reg = registry(std::slice::from_ref(&s));
+    let scn = short_base();
+    let a = serde_json::to_string(&run(&scn, &reg, &s).unwrap()).unwrap();
+    let b = serde_json::to_string(&run(&scn, &reg, &s).unwrap()).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn the_api_reference_page_is_up_to_date() {
+    let path = root().join("book/src/script-api.md");
+    let generated = vcsim_script::api_reference();
+    if std::env::var("UPDATE_SCRIPT_API").is_ok() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let page = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        page == generated,
+        "book/src/script-api.md is out of date: run `UPDATE_SCRIPT_API=1 cargo test --test scripts api_reference`"
+    );
+}
+
+#[test]
+fn compare_watch_reruns_when_a_script_changes() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = std::env::temp_dir().join(format!("vcsim-watch-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scn = dir.join("s.toml");
+    let base = std::fs::read_to_string(root().join("scenarios/paper-base.toml")).unwrap();
+    std::fs::write(
+        &scn,
+        base.replace("duration_days = 100", "duration_days = 3"),
+    )
+    .unwrap();
+    let script = dir.join("x.rhai");
+    std::fs::write(
+        &script,
+        std::fs::read_to_string(policy("cs1.rhai")).unwrap(),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .args([
+            "compare",
+            scn.to_str().unwrap(),
+            "--policy",
+            "CS2_WF2",
+            "--policy",
+            &format!("cpu={}", script.display()),
+            "--watch",
+        ])
+        .env("VCSIM_WATCH_MAX_RUNS", "2")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    let mut line = String::new();
+    while !seen.contains("watching") {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "ended early: {seen}");
+        seen.push_str(&line);
+    }
+    // The least-slack scheduler instead of CS1.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(
+        &script,
+        std::fs::read_to_string(policy("least_slack.rhai")).unwrap(),
+    )
+    .unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    let _ = child.stdin.take().map(|mut s| s.write_all(b"q\n"));
+    assert!(status.success(), "{seen}{rest}");
+    assert!(rest.contains("changed: re-running"), "{rest}");
+    assert!(rest.contains("changes since the last run:"), "{rest}");
+    assert!(rest.contains("idleness"), "{rest}");
+}
