@@ -10,7 +10,11 @@ fn vcsim(args: &[&str]) -> String {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("vcsim runs");
-    assert!(out.status.success(), "vcsim {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "vcsim {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
@@ -24,7 +28,13 @@ fn run_of_every_scenario() {
 }
 
 /// The paper's combinations: the default and one family changed at a time.
-const PAPER: [&str; 5] = ["CS2_WF2_WS2_JC2", "CS1_WF2_WS2_JC2", "CS2_WF1_WS2_JC2", "CS2_WF2_WS1_JC2", "CS2_WF2_WS2_JC1"];
+const PAPER: [&str; 5] = [
+    "CS2_WF2_WS2_JC2",
+    "CS1_WF2_WS2_JC2",
+    "CS2_WF1_WS2_JC2",
+    "CS2_WF2_WS1_JC2",
+    "CS2_WF2_WS2_JC1",
+];
 
 fn compare(scenario: &str, replications: &str) -> String {
     let mut args = vec!["compare", scenario, "--replications", replications];
@@ -48,6 +58,24 @@ fn compare_the_paper_combinations_on_a_mix_of_five() {
 fn compare_every_scenario_as_json() {
     insta::glob!("../scenarios", "*.toml", |path| {
         let p = path.to_str().unwrap();
-        insta::assert_snapshot!(vcsim(&["compare", p, "--policy", "CS2_WF2_WS2_JC2", "--policy", "CS1_WF1_WS1_JC1", "--format", "json"]));
+        insta::assert_snapshot!(vcsim(&[
+            "compare",
+            p,
+            "--policy",
+            "CS2_WF2_WS2_JC2",
+            "--policy",
+            "CS1_WF1_WS1_JC1",
+            "--format",
+            "json"
+        ]));
     });
+}
+
+#[test]
+fn compare_wf2_and_gpu_on_the_gpu_scenarios() {
+    for s in ["gpu-seed-example", "gpu-speed-3", "gpu-unequal-shares"] {
+        let path = format!("scenarios/{s}.toml");
+        let out = vcsim(&["compare", &path, "--policy", "cpu=cs2,fetch=gpu,send=gpu", "--policy", "CS2_WF2_WS2_JC2"]);
+        insta::assert_snapshot!(format!("gpu_compare_{s}"), out);
+    }
 }

@@ -24,5 +24,10 @@ fn main() {
             out.steps_visited,
             t.elapsed()
         );
+        if std::env::var("USAGE").is_ok() {
+            for p in &out.report.projects {
+                println!("  {} usage {:?}", p.name, p.usage);
+            }
+        }
     }
 }

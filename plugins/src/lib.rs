@@ -7,6 +7,7 @@ pub mod cs1;
 pub mod cs2;
 pub mod debt;
 pub mod disk_none;
+pub mod gpu;
 pub mod jc;
 pub mod rr_sim;
 pub mod wf1;
@@ -19,6 +20,8 @@ inventory::submit! { BuiltinPolicy { family: Family::Cpu, name: "cs1", summary: 
 inventory::submit! { BuiltinPolicy { family: Family::Cpu, name: "cs2", summary: "round-robin simulation; jobs that would miss run EDF, the rest by debt (paper's CS2)", make: || AnyPolicy::Cpu(Box::<cs2::Cs2>::default()) } }
 inventory::submit! { BuiltinPolicy { family: Family::Fetch, name: "wf1", summary: "v4 work fetch: ETTPRC below the low-water mark, fill to the high-water mark (paper's WF1)", make: || AnyPolicy::Fetch(Box::<wf1::Wf1>::default()) } }
 inventory::submit! { BuiltinPolicy { family: Family::Fetch, name: "wf2", summary: "round-robin shortfall from the project with the largest long-term debt (paper's WF2)", make: || AnyPolicy::Fetch(Box::<wf2::Wf2>::default()) } }
+inventory::submit! { BuiltinPolicy { family: Family::Fetch, name: "gpu", summary: "per-resource shortfall, debt and back-off: idle GPU, idle CPU, GPU shortfall, CPU shortfall (work-fetch-and-gpus)", make: || AnyPolicy::Fetch(Box::<gpu::GpuFetch>::default()) } }
+inventory::submit! { BuiltinPolicy { family: Family::Send, name: "gpu", summary: "jobs per requested resource until its seconds and idle instances are covered (work-fetch-and-gpus)", make: || AnyPolicy::Send(Box::<gpu::GpuSend>::default()) } }
 inventory::submit! { BuiltinPolicy { family: Family::Send, name: "ws1", summary: "send jobs whose estimates add up to the request (paper's WS1)", make: || AnyPolicy::Send(Box::<ws::Ws1>::default()) } }
 inventory::submit! { BuiltinPolicy { family: Family::Send, name: "ws2", summary: "server-side EDF check of the host's workload (paper's WS2)", make: || AnyPolicy::Send(Box::<ws::Ws2>::default()) } }
 inventory::submit! { BuiltinPolicy { family: Family::Estimate, name: "jc1", summary: "F*A + (1-F)*B without correction (paper's JC1)", make: || AnyPolicy::Estimate(Box::<jc::Jc1>::default()) } }
