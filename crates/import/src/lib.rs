@@ -1,1 +1,399 @@
-//! Reads BOINC's own files as vcsim scenarios (placeholder).
+//! Reads BOINC's own files as vcsim scenarios.
+//!
+//! Two formats:
+//! - a client's `client_state.xml` (a real client's, or the input of BOINC's
+//!   client emulator with its extra tags), with `global_prefs.xml` and
+//!   `global_prefs_override.xml` beside it;
+//! - the three inputs of BOINC's 2007 client simulator: `sim_projects.xml`,
+//!   `sim_host.xml`, `sim_prefs.xml`.
+//!
+//! Files may carry a common prefix, as the emulator's `--infile_prefix`
+//! allows (`run1-client_state.xml` goes with `run1-global_prefs.xml`).
+//!
+//! The result is a commented vcsim scenario (TOML) whose comments say where
+//! each value came from, the [`Scenario`] it loads as, and warnings that list
+//! everything present in the input that vcsim does not model. Malformed input
+//! is an [`ImportError`] naming the file, the element and the line. Nothing
+//! here panics on bad input.
+
+mod client_state;
+mod emit;
+mod prefs;
+mod sim2007;
+mod xml;
+
+pub use client_state::DEFAULT_DURATION_DAYS;
+
+use emit::{Section, Val};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use vcsim_framework::Scenario;
+
+/// Days simulated by default, and the step: BOINC's files say neither.
+pub const DEFAULT_STEP_SECONDS: f64 = 60.0;
+
+/// An imported scenario.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The scenario, as loaded back from `toml`.
+    pub scenario: Scenario,
+    /// The scenario as commented TOML.
+    pub toml: String,
+    /// What the input had that vcsim does not model, and other remarks.
+    pub warnings: Vec<String>,
+    /// The files read, by name.
+    pub inputs: Vec<String>,
+}
+
+/// Bad input: the file, and where in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportError {
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: Option<usize>,
+    /// The XML element at fault.
+    pub element: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        write!(f, ": ")?;
+        if let Some(e) = &self.element {
+            write!(f, "<{e}>: ")?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// Which of BOINC's formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    ClientState,
+    Sim2007,
+}
+
+/// The text of the files of one import.
+pub(crate) struct Input {
+    pub main: (PathBuf, String),
+    pub prefs: Option<(PathBuf, String)>,
+    pub override_prefs: Option<(PathBuf, String)>,
+    pub host: Option<(PathBuf, String)>,
+}
+
+/// Whether `path` should be read as BOINC input rather than a vcsim TOML
+/// scenario: a directory, or a file ending in `.xml`.
+pub fn is_boinc_path(path: &Path) -> bool {
+    path.is_dir()
+        || path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("xml"))
+}
+
+/// Imports a directory (holding one `client_state.xml` or `sim_projects.xml`,
+/// possibly prefixed) or one of those files; the other files of the set are
+/// looked for beside it.
+pub fn import_path(path: &Path) -> Result<Imported, ImportError> {
+    let (main, format, prefix) = locate(path)?;
+    let dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut read_warnings = Vec::new();
+    let main_text = read(&main, &mut read_warnings)?;
+    let beside =
+        |name: &str, w: &mut Vec<String>| -> Result<Option<(PathBuf, String)>, ImportError> {
+            let p = dir.join(format!("{prefix}{name}"));
+            if p.is_file() {
+                Ok(Some((p.clone(), read(&p, w)?)))
+            } else {
+                Ok(None)
+            }
+        };
+    let input = match format {
+        Format::ClientState => Input {
+            main: (main.clone(), main_text),
+            prefs: beside("global_prefs.xml", &mut read_warnings)?,
+            override_prefs: beside("global_prefs_override.xml", &mut read_warnings)?,
+            host: None,
+        },
+        Format::Sim2007 => Input {
+            main: (main.clone(), main_text),
+            prefs: beside("sim_prefs.xml", &mut read_warnings)?,
+            override_prefs: None,
+            host: beside("sim_host.xml", &mut read_warnings)?,
+        },
+    };
+    let mut imp = run(&input, format)?;
+    read_warnings.append(&mut imp.warnings);
+    imp.warnings = read_warnings;
+    Ok(imp)
+}
+
+/// Imports a `client_state.xml` given as text, with its preferences and
+/// their override; the paths only name the files in comments and errors.
+pub fn import_client_state(
+    state: (&Path, &str),
+    prefs: Option<(&Path, &str)>,
+    override_prefs: Option<(&Path, &str)>,
+) -> Result<Imported, ImportError> {
+    let own = |x: (&Path, &str)| (x.0.to_path_buf(), x.1.to_string());
+    let input = Input {
+        main: own(state),
+        prefs: prefs.map(own),
+        override_prefs: override_prefs.map(own),
+        host: None,
+    };
+    run(&input, Format::ClientState)
+}
+
+/// Imports the 2007 simulator's `sim_projects.xml`, `sim_host.xml` and
+/// (optionally) `sim_prefs.xml`, given as text.
+pub fn import_sim2007(
+    projects: (&Path, &str),
+    host: (&Path, &str),
+    prefs: Option<(&Path, &str)>,
+) -> Result<Imported, ImportError> {
+    let own = |x: (&Path, &str)| (x.0.to_path_buf(), x.1.to_string());
+    let input = Input {
+        main: own(projects),
+        prefs: prefs.map(own),
+        override_prefs: None,
+        host: Some(own(host)),
+    };
+    run(&input, Format::Sim2007)
+}
+
+fn run(input: &Input, format: Format) -> Result<Imported, ImportError> {
+    match format {
+        Format::ClientState => client_state::import(input),
+        Format::Sim2007 => sim2007::import(input),
+    }
+}
+
+/// Reads a file as text; bytes that are not UTF-8 are replaced, with a warning.
+fn read(path: &Path, warnings: &mut Vec<String>) -> Result<String, ImportError> {
+    let bytes = std::fs::read(path).map_err(|e| ImportError {
+        file: path.to_path_buf(),
+        line: None,
+        element: None,
+        message: format!("cannot read the file: {e}"),
+    })?;
+    let mut text = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            warnings.push(format!(
+                "{}: not valid UTF-8; the bad bytes are replaced",
+                path.display()
+            ));
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    };
+    if text.starts_with('\u{feff}') {
+        text.remove(0);
+    }
+    Ok(text)
+}
+
+/// The main file of a set, its format, and the prefix shared by the set.
+fn locate(path: &Path) -> Result<(PathBuf, Format, String), ImportError> {
+    let err = |m: String| ImportError {
+        file: path.to_path_buf(),
+        line: None,
+        element: None,
+        message: m,
+    };
+    let classify = |name: &str| -> Option<(Format, String)> {
+        for (suffix, f) in [
+            ("client_state.xml", Format::ClientState),
+            ("sim_projects.xml", Format::Sim2007),
+        ] {
+            if let Some(prefix) = name.strip_suffix(suffix) {
+                return Some((f, prefix.to_string()));
+            }
+        }
+        None
+    };
+    if path.is_dir() {
+        let rd =
+            std::fs::read_dir(path).map_err(|e| err(format!("cannot read the directory: {e}")))?;
+        let mut found: Vec<(PathBuf, Format, String)> = Vec::new();
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some((f, prefix)) = classify(&name) {
+                if e.path().is_file() {
+                    found.push((e.path(), f, prefix));
+                }
+            }
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        return match found.len() {
+            0 => Err(err(
+                "no client_state.xml or sim_projects.xml (with or without a prefix) in this directory".into(),
+            )),
+            1 => Ok(found.remove(0)),
+            _ => {
+                let names: Vec<String> = found
+                    .iter()
+                    .map(|f| f.0.file_name().unwrap_or_default().to_string_lossy().into_owned())
+                    .collect();
+                Err(err(format!(
+                    "several BOINC inputs in this directory ({}): name one of them",
+                    names.join(", ")
+                )))
+            }
+        };
+    }
+    let name = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some((f, prefix)) = classify(&name) {
+        return Ok((path.to_path_buf(), f, prefix));
+    }
+    // Another name: tell by the root element.
+    let mut w = Vec::new();
+    let text = read(path, &mut w)?;
+    let root = first_element(&text);
+    match root.as_deref() {
+        Some("client_state") => Ok((path.to_path_buf(), Format::ClientState, String::new())),
+        Some("projects") => Ok((path.to_path_buf(), Format::Sim2007, String::new())),
+        Some("global_preferences") | Some("host") => Err(err(format!(
+            "this is a <{}> file; import the client_state.xml or sim_projects.xml it goes with (or their directory)",
+            root.unwrap_or_default()
+        ))),
+        Some(other) => Err(err(format!(
+            "not a BOINC input this version reads: root element <{other}> (expected <client_state> or <projects>)"
+        ))),
+        None => Err(err("no XML element in the file".into())),
+    }
+}
+
+/// The name of the first element, without parsing the whole file.
+fn first_element(text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(i) = rest.find('<') {
+        rest = &rest[i + 1..];
+        if rest.starts_with('?') || rest.starts_with('!') {
+            continue;
+        }
+        let end = rest
+            .find(|c: char| c.is_whitespace() || c == '>' || c == '/')
+            .unwrap_or(rest.len());
+        return Some(rest[..end].to_string());
+    }
+    None
+}
+
+/// The top-level keys of an imported scenario.
+pub(crate) fn scenario_head(name: &str, description: &str, start_note: &str) -> Section {
+    let mut s = Section::new("");
+    s.note(start_note.to_string());
+    s.put("name", Val::S(name.to_string()), "the input file's name");
+    s.put("description", Val::S(description.to_string()), "");
+    s.put(
+        "seed",
+        Val::I(1),
+        "BOINC's files have no seed: vcsim's default",
+    );
+    s.put(
+        "duration_days",
+        Val::F(DEFAULT_DURATION_DAYS),
+        "BOINC's files do not say: the emulator's default --duration, 1 day",
+    );
+    s.put(
+        "step_seconds",
+        Val::F(DEFAULT_STEP_SECONDS),
+        "the emulator's --delta default",
+    );
+    s
+}
+
+/// Renders the sections, loads them back as a scenario, and packs the result.
+pub(crate) fn finish(
+    main: &Path,
+    inputs: &[String],
+    sections: Vec<Section>,
+    warnings: Vec<String>,
+) -> Result<Imported, ImportError> {
+    let head = vec![
+        format!(
+            "A vcsim scenario imported from BOINC's files: {}.",
+            inputs.join(", ")
+        ),
+        "Each comment says where the value came from. Written by `vcsim import`.".to_string(),
+    ];
+    let toml = emit::render(&head, &sections);
+    let scenario =
+        Scenario::from_toml_str(&toml, Path::new("<imported scenario>")).map_err(|e| {
+            ImportError {
+                file: main.to_path_buf(),
+                line: None,
+                element: None,
+                message: format!("the imported values do not make a valid scenario: {e}"),
+            }
+        })?;
+    Ok(Imported {
+        scenario,
+        toml,
+        warnings,
+        inputs: inputs.to_vec(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_round_trip_through_toml() {
+        for v in [
+            0.0, 1.0, 0.1, 0.72, 100.0, 4.5e9, 1.3e13, 2.5e-5, 123456.789, 1e300,
+        ] {
+            let s = emit::num(v);
+            let back: f64 = toml::from_str::<toml::Value>(&format!("x = {s}"))
+                .unwrap()
+                .get("x")
+                .and_then(|x| x.as_float())
+                .unwrap();
+            assert!((back - v).abs() <= v.abs() * 1e-11, "{v} -> {s} -> {back}");
+        }
+        assert_eq!(emit::num(0.7200000000000001), "0.72");
+    }
+
+    #[test]
+    fn root_element_sniffing() {
+        assert_eq!(
+            first_element("<?xml version=\"1.0\"?>\n<!-- c -->\n<client_state>").as_deref(),
+            Some("client_state")
+        );
+        assert_eq!(first_element("<projects/>").as_deref(), Some("projects"));
+        assert_eq!(first_element("no xml"), None);
+    }
+
+    #[test]
+    fn lines_of_errors() {
+        let text =
+            "<client_state>\n<host_info>\n<p_ncpus>two</p_ncpus>\n</host_info>\n</client_state>\n";
+        let e = import_client_state((Path::new("c.xml"), text), None, None).unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert_eq!(e.element.as_deref(), Some("p_ncpus"));
+        assert_eq!(
+            e.to_string(),
+            "c.xml:3: <p_ncpus>: `two` is not a finite number"
+        );
+        let e = import_client_state(
+            (Path::new("c.xml"), "<client_state>\n<a>\n</b>"),
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        let e = import_client_state((Path::new("c.xml"), "<projects/>"), None, None).unwrap_err();
+        assert!(e.message.contains("expected <client_state>"), "{e}");
+    }
+}

@@ -1,0 +1,408 @@
+//! `vcsim import` and BOINC's files given to `run`/`compare` (issue 9): the
+//! `vcsim-import` library on the fixtures in tests/fixtures/boinc/, the
+//! shared samples when they are beside the repository, and the binary.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+use vcsim_framework::Scenario;
+use vcsim_import::{import_client_state, import_path, ImportError, Imported};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(rel: &str) -> PathBuf {
+    root().join("tests/fixtures/boinc").join(rel)
+}
+
+fn vcsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run vcsim");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("vcsim-import-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+/// The TOML must load back as the same scenario.
+fn round_trip(imp: &Imported) {
+    let again = Scenario::from_toml_str(&imp.toml, Path::new("imported.toml"))
+        .unwrap_or_else(|e| panic!("imported TOML does not load: {e}\n{}", imp.toml));
+    assert_eq!(again, imp.scenario);
+}
+
+#[test]
+fn real_client_state_with_prefs_and_override() {
+    let imp = import_path(&fixture("host")).unwrap();
+    round_trip(&imp);
+    let s = &imp.scenario;
+    assert_eq!(s.host.ncpus, 8);
+    assert_eq!(s.host.cpu_flops, 4.5e9);
+    assert_eq!(s.host.disk_gb, 500.0);
+    assert_eq!(s.host.gpus.len(), 1);
+    assert_eq!(s.host.gpus[0].kind, "nvidia");
+    assert_eq!(s.host.gpus[0].count, 2);
+    assert!((s.host.availability.fraction - 0.72).abs() < 1e-12);
+    // The override file wins over global_prefs.xml.
+    assert_eq!(s.client.work_buf_min_days, 0.5);
+    assert_eq!(s.client.max_ncpus_pct, 75.0);
+    assert_eq!(s.client.sched_period_minutes, 120.0);
+    assert_eq!(s.projects.len(), 2);
+    let a = &s.projects[0];
+    assert_eq!(a.name, "Alpha@Example");
+    assert_eq!(a.schedulers.len(), 2);
+    assert_eq!(a.apps.len(), 2, "a CPU and a multithreaded version");
+    // The finished result is left out; the running one keeps its progress.
+    assert_eq!(a.jobs.len(), 2);
+    assert_eq!(a.jobs[0].fraction_done, 0.25);
+    assert_eq!(a.jobs[0].deadline_days, 7.0);
+    let b = &s.projects[1];
+    assert_eq!(b.name, "Beta & Co");
+    let cuda = b.apps.iter().find(|a| a.name == "pulsar/cuda").unwrap();
+    let g = cuda.gpu.as_ref().unwrap();
+    assert_eq!((g.kind.as_str(), g.count), ("nvidia", 0.5));
+    assert_eq!(b.jobs.len(), 2);
+    assert!(b.jobs.iter().any(|j| j.deadline_days < 0.0));
+    // Nothing is dropped silently.
+    let w = imp.warnings.join("\n");
+    for t in [
+        "<m_nbytes>",
+        "<connected_frac>",
+        "<gpu_active_frac>",
+        "<dont_request_more_work>",
+        "<cpu_usage_limit>",
+        "<venue>",
+        "<rsc_fpops_bound>",
+        "<user_name>",
+        "<net_stats>",
+        "waiting to be reported",
+    ] {
+        assert!(w.contains(t), "no warning mentions {t}:\n{w}");
+    }
+    insta::assert_snapshot!("host_toml", imp.toml);
+    insta::assert_snapshot!("host_warnings", w);
+}
+
+#[test]
+fn emulator_tags() {
+    let imp = import_path(&fixture("emulator/client_state.xml")).unwrap();
+    round_trip(&imp);
+    let s = &imp.scenario;
+    assert_eq!(s.host.availability.mean_on_seconds, 7200.0);
+    assert_eq!(s.host.gpus[0].kind, "amd");
+    let one = &s.projects[0];
+    assert_eq!(one.availability.fraction, 0.95);
+    assert_eq!(one.availability.mean_up_hours, 12.0);
+    assert_eq!(one.latency_bound_days, 2.0);
+    let short = &one.apps[0];
+    assert_eq!(
+        (
+            short.flops_estimate,
+            short.flops_mean,
+            short.flops_stddev,
+            short.weight
+        ),
+        (6e12, 9e12, 1e12, 3.0)
+    );
+    assert_eq!(one.jobs[0].flops, Some(9e12));
+    // The GPU version runs at 1e12 in the emulator; vcsim runs it at the
+    // GPU's 2e12 peak, so its FLOPs double and the run time stays.
+    let g = &s.projects[1].apps[0];
+    assert_eq!(g.flops_estimate, 7.2e15);
+    let w = imp.warnings.join("\n");
+    assert!(w.contains("<max_concurrent>"), "{w}");
+    assert!(w.contains("<working_set>"), "{w}");
+    assert!(w.contains("different latency bounds"), "{w}");
+    insta::assert_snapshot!("emulator_toml", imp.toml);
+}
+
+#[test]
+fn sim2007_inputs() {
+    let imp = import_path(&fixture("sim2007")).unwrap();
+    round_trip(&imp);
+    let s = &imp.scenario;
+    assert_eq!(s.host.ncpus, 2);
+    assert_eq!(s.host.availability.fraction, 0.7);
+    assert_eq!(s.host.availability.mean_on_seconds, 18000.0);
+    assert_eq!(s.client.max_ncpus_pct, 50.0);
+    assert!(!s.client.learn_availability);
+    assert_eq!(s.projects.len(), 2);
+    assert_eq!(s.projects[0].latency_bound_days, 14.0);
+    assert_eq!(s.projects[0].apps[0].flops_stddev, 2e13);
+    assert_eq!(s.projects[0].availability.mean_up_hours, 24.0);
+    insta::assert_snapshot!("sim2007_toml", imp.toml);
+}
+
+/// The samples in ../shared/boinc-inputs/, when they are there.
+#[test]
+fn shared_samples() {
+    let dir = root().join("../shared/boinc-inputs");
+    if !dir.is_dir() {
+        eprintln!("note: {} is not there; skipped", dir.display());
+        return;
+    }
+    let imp = import_path(&dir.join("emulator-client_state.xml")).unwrap();
+    round_trip(&imp);
+    let s = &imp.scenario;
+    assert_eq!(s.host.ncpus, 4);
+    assert_eq!(s.host.gpus[0].kind, "nvidia");
+    assert_eq!(s.host.gpus[0].flops, 100e9);
+    assert_eq!(
+        s.client.work_buf_min_days, 0.5,
+        "emulator-global_prefs.xml is read"
+    );
+    assert_eq!(s.projects.len(), 3);
+    assert_eq!(s.projects.iter().map(|p| p.jobs.len()).sum::<usize>(), 4);
+    assert!(s.projects.iter().all(|p| p.latency_bound_days == 10.0));
+    let cg = &s.projects[2];
+    assert_eq!(cg.apps.len(), 2, "CG_0 has a CPU and a CUDA version");
+
+    let imp = import_path(&dir.join("sim2007-sim_projects.xml")).unwrap();
+    round_trip(&imp);
+    let s = &imp.scenario;
+    assert_eq!(s.projects.len(), 4);
+    assert_eq!(s.host.availability.fraction, 0.8);
+    assert_eq!(s.host.availability.mean_on_seconds, 36000.0);
+    assert_eq!(s.projects[2].latency_bound_days, 1.0);
+    assert_eq!(s.projects[0].availability.fraction, 0.9);
+    assert_eq!(s.projects[0].availability.mean_up_hours, 10.0);
+    assert_eq!(s.client.work_buf_additional_days, 0.2);
+
+    // Both sets in one directory: the user must name one.
+    let e = import_path(&dir).unwrap_err();
+    assert!(e.message.contains("several BOINC inputs"), "{e}");
+}
+
+fn err_of(rel: &str) -> ImportError {
+    import_path(&fixture(rel)).unwrap_err()
+}
+
+#[test]
+fn errors_name_file_element_and_line() {
+    let e = err_of("bad/mismatched-client_state.xml");
+    assert_eq!(e.line, Some(8), "{e}");
+    assert!(
+        e.to_string().contains("mismatched-client_state.xml:8"),
+        "{e}"
+    );
+    assert!(e.message.contains("projct"), "{e}");
+
+    let e = err_of("bad/badnumber-client_state.xml");
+    assert_eq!(e.line, Some(4));
+    assert_eq!(e.element.as_deref(), Some("p_fpops"));
+    assert!(
+        e.to_string()
+            .contains(":4: <p_fpops>: `fast` is not a finite number"),
+        "{e}"
+    );
+
+    let e = err_of("host/global_prefs.xml");
+    assert!(e.message.contains("<global_preferences> file"), "{e}");
+    let e = err_of("no-such-dir/client_state.xml");
+    assert!(e.message.contains("cannot read"), "{e}");
+
+    // Bad values, element by element.
+    let state = std::fs::read_to_string(fixture("host/client_state.xml")).unwrap();
+    for (from, to, element) in [
+        ("<p_ncpus>8<", "<p_ncpus>0<", "p_ncpus"),
+        ("<on_frac>0.9<", "<on_frac>1.5<", "on_frac"),
+        (
+            "<resource_share>200<",
+            "<resource_share>-5<",
+            "resource_share",
+        ),
+        (
+            "<rsc_fpops_est>3.6e13<",
+            "<rsc_fpops_est>nan<",
+            "rsc_fpops_est",
+        ),
+        ("<fraction_done>0.25<", "<fraction_done>2<", "fraction_done"),
+        ("<wu_name>wu_a1<", "<wu_name>nowhere<", "result"),
+    ] {
+        assert!(state.contains(from), "{from}");
+        let bad = state.replacen(from, to, 1);
+        let e = import_client_state((Path::new("client_state.xml"), &bad), None, None).unwrap_err();
+        assert_eq!(e.element.as_deref(), Some(element), "{to}: {e}");
+        assert!(e.line.is_some(), "{e}");
+    }
+}
+
+/// Cut the file anywhere, or put garbage in any value: an error or a
+/// scenario, never a panic.
+#[test]
+fn never_panics_on_broken_input() {
+    let state = std::fs::read_to_string(fixture("host/client_state.xml")).unwrap();
+    let mut cut = 0;
+    while cut < state.len() {
+        if state.is_char_boundary(cut) {
+            let _ = import_client_state((Path::new("c.xml"), &state[..cut]), None, None);
+        }
+        cut += 37;
+    }
+    let mut pos = 0;
+    while let Some(i) = state[pos..].find('>') {
+        let at = pos + i + 1;
+        for junk in ["-1", "1e400", "", "x"] {
+            let bad = format!("{}{junk}{}", &state[..at], &state[at..]);
+            let _ = import_client_state((Path::new("c.xml"), &bad), None, None);
+        }
+        pos = at;
+    }
+}
+
+/// A client_state of about 5 MB imports (the time is printed; the book
+/// quotes it).
+#[test]
+fn large_client_state() {
+    let mut s = String::from(
+        "<client_state>\n<host_info><p_ncpus>16</p_ncpus><p_fpops>5e9</p_fpops>\
+         <d_total>1e12</d_total><d_free>5e11</d_free></host_info>\n\
+         <time_stats><on_frac>0.95</on_frac><active_frac>0.9</active_frac><now>1700000000</now></time_stats>\n",
+    );
+    let mut jobs = 0;
+    for p in 0..20 {
+        s.push_str(&format!(
+            "<project><master_url>https://p{p}.example/</master_url><project_name>P{p}</project_name>\
+             <resource_share>{}</resource_share><user_name>u</user_name></project>\n\
+             <app><name>a{p}</name></app>\n\
+             <app_version><app_name>a{p}</app_name><version_num>1</version_num><avg_ncpus>1</avg_ncpus><flops>5e9</flops></app_version>\n",
+            100 + p
+        ));
+        for j in 0..430 {
+            s.push_str(&format!(
+                "<file><name>f{p}_{j}</name><nbytes>1000000</nbytes><status>1</status></file>\n\
+                 <workunit>\n    <name>w{p}_{j}</name>\n    <app_name>a{p}</app_name>\n    <version_num>1</version_num>\n\
+                 \x20   <rsc_fpops_est>{}e12</rsc_fpops_est>\n    <rsc_fpops_bound>1e16</rsc_fpops_bound>\n\
+                 \x20   <file_ref><file_name>f{p}_{j}</file_name><open_name>in</open_name></file_ref>\n</workunit>\n\
+                 <result>\n    <name>w{p}_{j}_0</name>\n    <wu_name>w{p}_{j}</wu_name>\n    <state>2</state>\n\
+                 \x20   <report_deadline>{}</report_deadline>\n    <received_time>1699990000</received_time>\n\
+                 \x20   <platform>x86_64-pc-linux-gnu</platform>\n</result>\n",
+                1 + j % 7,
+                1700000000 + 86400 * (1 + j % 9)
+            ));
+            jobs += 1;
+        }
+    }
+    s.push_str("</client_state>\n");
+    assert!(s.len() > 4_500_000, "{} bytes", s.len());
+    let t = Instant::now();
+    let imp = import_client_state((Path::new("client_state.xml"), &s), None, None).unwrap();
+    eprintln!(
+        "imported {:.1} MB ({jobs} jobs) in {:.2} s",
+        s.len() as f64 / 1e6,
+        t.elapsed().as_secs_f64()
+    );
+    let t = Instant::now();
+    round_trip(&imp);
+    eprintln!(
+        "loading its {:.1} MB of TOML back: {:.2} s",
+        imp.toml.len() as f64 / 1e6,
+        t.elapsed().as_secs_f64()
+    );
+    assert_eq!(imp.scenario.projects.len(), 20);
+    assert_eq!(
+        imp.scenario
+            .projects
+            .iter()
+            .map(|p| p.jobs.len())
+            .sum::<usize>(),
+        jobs
+    );
+    assert!(
+        imp.warnings.len() < 20,
+        "warnings are grouped: {:?}",
+        imp.warnings
+    );
+}
+
+#[test]
+fn cli_import_writes_the_scenario_and_warns() {
+    let out = tmp("host.toml");
+    let (code, stdout, stderr) = vcsim(&[
+        "import",
+        "tests/fixtures/boinc/host",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("warning: client_state.xml: <m_nbytes>"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("wrote "), "{stderr}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let s = Scenario::from_toml_str(&text, &out).unwrap();
+    assert_eq!(s.projects.len(), 2);
+
+    // To standard output without --out.
+    let (code, stdout, _) = vcsim(&["import", "tests/fixtures/boinc/sim2007/sim_projects.xml"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("[[project]]"));
+}
+
+#[test]
+fn cli_bad_input_exits_2_naming_the_line() {
+    let (code, _, stderr) = vcsim(&[
+        "import",
+        "tests/fixtures/boinc/bad/badnumber-client_state.xml",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("badnumber-client_state.xml:4: <p_fpops>"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = vcsim(&[
+        "run",
+        "tests/fixtures/boinc/bad/mismatched-client_state.xml",
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains(":8:"), "{stderr}");
+}
+
+#[test]
+fn cli_compare_on_boinc_files() {
+    let (code, stdout, stderr) = vcsim(&[
+        "compare",
+        "tests/fixtures/boinc/emulator",
+        "--policy",
+        "CS2_WF2_WS2_JC2",
+        "--policy",
+        "CS1_WF2_WS2_JC2",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("warning: "), "{stderr}");
+    insta::assert_snapshot!("emulator_compare", stdout);
+
+    let (code, stdout, stderr) = vcsim(&[
+        "compare",
+        "tests/fixtures/boinc/sim2007",
+        "--policy",
+        "CS2_WF2_WS2_JC2",
+        "--policy",
+        "CS1_WF1_WS1_JC1",
+        "--replications",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    insta::assert_snapshot!("sim2007_compare", stdout);
+
+    let (code, stdout, stderr) =
+        vcsim(&["run", "tests/fixtures/boinc/sim2007", "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("\"scenario\": \"sim_projects\""),
+        "{stdout}"
+    );
+}
