@@ -1,26 +1,96 @@
-//! `vcsim sweep` and `vcsim merge` (issue 4).
+//! `vcsim sweep` and `vcsim merge`: glue between the command line and
+//! `vcsim-sweep`.
 
 use crate::Failure;
 use std::path::{Path, PathBuf};
+use vcsim_sweep::{RunOptions, Shard, Sweep};
+
+fn load(file: &Path, plugins: &[PathBuf]) -> Result<(Sweep, vcsim_framework::Registry), Failure> {
+    let sweep = Sweep::load(file).map_err(|e| Failure::input(e.to_string()))?;
+    let reg = match crate::extensions::registry_for(plugins, &sweep.specs) {
+        Ok(r) => r,
+        Err(f) => {
+            // Name the line of the first policy that does not resolve.
+            let at = (0..sweep.specs.len())
+                .find(|&i| crate::extensions::registry_for(plugins, &sweep.specs[i..=i]).is_err())
+                .map(|i| format!(":{}: key `policies`", sweep.policy_lines[i]))
+                .unwrap_or_default();
+            return Err(Failure::input(format!(
+                "{}{at}: {}",
+                file.display(),
+                f.message
+            )));
+        }
+    };
+    Ok((sweep, reg))
+}
+
+fn outcome(out: &Path, runs: usize, failed: usize) -> Result<(), Failure> {
+    if failed > 0 {
+        return Err(Failure::running(format!(
+            "{failed} of {runs} runs failed; the others are written to {} (see the `status` and `error` columns of results.csv)",
+            out.display()
+        )));
+    }
+    eprintln!("{runs} runs written to {}", out.display());
+    Ok(())
+}
 
 pub fn sweep(
-    _file: &Path,
-    _out: &Path,
-    _jobs: Option<usize>,
-    _shard: Option<&str>,
-    _plugins: &[PathBuf],
+    file: &Path,
+    out: &Path,
+    jobs: Option<usize>,
+    shard: Option<&str>,
+    plugins: &[PathBuf],
 ) -> Result<(), Failure> {
-    Err(Failure::input("sweeps are not supported by this build yet"))
+    let shard = shard
+        .map(Shard::parse)
+        .transpose()
+        .map_err(Failure::input)?;
+    if jobs == Some(0) {
+        return Err(Failure::input("--jobs must be at least 1"));
+    }
+    let (sweep, reg) = load(file, plugins)?;
+    let opts = RunOptions {
+        jobs,
+        shard,
+        progress: true,
+    };
+    let man = vcsim_sweep::run_and_write(&sweep, &reg, opts, out)
+        .map_err(|e| Failure::running(format!("cannot write the results: {e}")))?;
+    outcome(out, man.runs, man.failed_runs)
 }
 
-pub fn merge(_dirs: &[PathBuf], _out: &Path) -> Result<(), Failure> {
-    Err(Failure::input("merge is not supported by this build yet"))
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), Failure> {
+    let man = vcsim_sweep::merge(dirs, out).map_err(|e| Failure::input(e.to_string()))?;
+    outcome(out, man.runs, man.failed_runs)
 }
 
-/// `vcsim check` on a sweep file.
-pub fn check_sweep(file: &Path, _plugins: &[PathBuf]) -> Result<(), Failure> {
-    Err(Failure::input(format!(
-        "{}: sweep files are not supported by this build yet",
-        file.display()
-    )))
+/// `vcsim check` on a sweep file: the file, its scenario, its policies and
+/// every cell's scenario.
+pub fn check_sweep(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
+    let (sweep, _) = load(file, plugins)?;
+    let bad: Vec<&str> = sweep
+        .cells
+        .iter()
+        .filter_map(|c| c.scenario.as_ref().err().map(String::as_str))
+        .collect();
+    if let Some(first) = bad.first() {
+        return Err(Failure::input(format!(
+            "{}: {} of {} cells cannot run; the first: {first}",
+            file.display(),
+            bad.len(),
+            sweep.cells.len()
+        )));
+    }
+    println!(
+        "{}: sweep `{}` is valid ({} cells x {} policies x {} replications = {} runs)",
+        file.display(),
+        sweep.def.name,
+        sweep.cells.len(),
+        sweep.specs.len(),
+        sweep.def.replications,
+        sweep.cells.len() * sweep.specs.len() * sweep.def.replications as usize
+    );
+    Ok(())
 }

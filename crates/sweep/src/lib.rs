@@ -1,1 +1,642 @@
-//! Parameter sweeps, summaries, plots and shards for vcsim (placeholder).
+//! Parameter sweeps for vcsim: a sweep file names a scenario, policies,
+//! replications and one or two axes; every cell (a point of the axes'
+//! product) runs every policy on the same seeds (paired), in parallel, and
+//! the results become `results.csv`, `summary.csv`, one SVG per metric and
+//! `manifest.json`.
+//!
+//! Architecture invariants: the output depends only on the inputs (never on
+//! the number of threads, the shard split, the clock or the output
+//! directory); a bad sweep file is a [`SweepError`] naming the file, key and
+//! line; a run that fails is a failed row, never a lost sweep.
+//!
+//! The pieces: [`Sweep::load`] reads and checks a file and builds every
+//! cell's scenario; [`run`] runs a shard of the cells; [`write_outputs`]
+//! turns rows into the four outputs; [`merge`] joins shard directories by
+//! reading them back and calling [`write_outputs`] again, so that merged and
+//! unsharded outputs are the same bytes.
+
+pub mod knobs;
+pub mod output;
+pub mod plot;
+pub mod stats;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+use vcsim_framework::{Metrics, PolicySpec, Registry, Scenario, SimOptions};
+
+pub use knobs::{Param, Setting};
+pub use output::{merge, write_outputs, Manifest, MergeError, Row};
+
+/// vcsim's version, written into every manifest.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A sweep file that cannot be used, and where the fault is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepError {
+    pub file: PathBuf,
+    pub key: Option<String>,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for SweepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        write!(f, ": ")?;
+        if let Some(k) = &self.key {
+            write!(f, "key `{k}`: ")?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for SweepError {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    name: Spanned<String>,
+    #[serde(default)]
+    description: String,
+    scenario: Spanned<String>,
+    policies: Spanned<Vec<Spanned<String>>>,
+    replications: Option<Spanned<i64>>,
+    seed: Option<Spanned<i64>>,
+    metrics: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    set: std::collections::BTreeMap<String, Spanned<toml::Value>>,
+    #[serde(default)]
+    axis: Vec<RawAxis>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAxis {
+    param: Spanned<String>,
+    values: Spanned<Vec<Spanned<toml::Value>>>,
+}
+
+/// One axis: a parameter and its values, in the file's order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Axis {
+    pub param: String,
+    pub values: Vec<serde_json::Value>,
+}
+
+/// An input file of the sweep and its SHA-256, as named relative to the
+/// sweep file's directory (so manifests do not depend on where they ran).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Input {
+    pub path: String,
+    pub sha256: String,
+}
+
+/// The definition of a sweep, as written in its manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Definition {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    pub file: String,
+    pub scenario: String,
+    pub policies: Vec<String>,
+    pub replications: u32,
+    pub metrics: Vec<String>,
+    pub set: std::collections::BTreeMap<String, serde_json::Value>,
+    pub axes: Vec<Axis>,
+}
+
+/// A point of the axes' product, with the scenario it runs (or why it
+/// cannot run: a value that makes the scenario invalid fails the cell, not
+/// the sweep).
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub index: usize,
+    /// The value of each axis, as text (for the CSV files).
+    pub labels: Vec<String>,
+    pub scenario: Result<Scenario, String>,
+}
+
+/// A loaded, checked sweep.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub path: PathBuf,
+    pub def: Definition,
+    pub base: Scenario,
+    pub seed: u64,
+    pub specs: Vec<PolicySpec>,
+    /// The line of each policy in the sweep file (for errors found later,
+    /// like a name no registry knows).
+    pub policy_lines: Vec<usize>,
+    pub inputs: Vec<Input>,
+    pub cells: Vec<Cell>,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Shows a TOML value as the CSV files and plots name it.
+pub fn value_label(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() => format!("{f}"),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+fn toml_to_json(v: &toml::Value) -> Option<serde_json::Value> {
+    Some(match v {
+        toml::Value::String(s) => serde_json::Value::String(s.clone()),
+        toml::Value::Integer(i) => serde_json::Value::from(*i),
+        toml::Value::Float(f) => serde_json::Value::from(serde_json::Number::from_f64(*f)?),
+        toml::Value::Boolean(b) => serde_json::Value::Bool(*b),
+        toml::Value::Array(a) => {
+            serde_json::Value::Array(a.iter().map(toml_to_json).collect::<Option<_>>()?)
+        }
+        toml::Value::Table(t) => serde_json::Value::Object(
+            t.iter()
+                .map(|(k, v)| Some((k.clone(), toml_to_json(v)?)))
+                .collect::<Option<_>>()?,
+        ),
+        toml::Value::Datetime(_) => return None,
+    })
+}
+
+/// A deterministic slice of the cells: shard K of N runs cells i with
+/// `i % N == K - 1` (round robin, so that slow regions of an axis spread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl Shard {
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard takes K/N with 1 <= K <= N (like 2/4), found `{s}`");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let k: usize = k.trim().parse().map_err(|_| bad())?;
+        let n: usize = n.trim().parse().map_err(|_| bad())?;
+        if n == 0 || k == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Shard { k, n })
+    }
+    pub fn contains(&self, cell: usize) -> bool {
+        cell % self.n == self.k - 1
+    }
+}
+
+impl Sweep {
+    /// Reads a sweep file, its scenario (relative to the sweep file), and
+    /// builds every cell's scenario.
+    pub fn load(path: &Path) -> Result<Sweep, SweepError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SweepError {
+            file: path.to_path_buf(),
+            key: None,
+            line: None,
+            message: format!("cannot read the file: {e}"),
+        })?;
+        Sweep::from_str(&text, path)
+    }
+
+    /// Parses sweep text; `path` names it and anchors the scenario path.
+    pub fn from_str(text: &str, path: &Path) -> Result<Sweep, SweepError> {
+        let line_of =
+            |span: std::ops::Range<usize>| vcsim_framework::scenario::line_col(text, span.start).0;
+        let err = |key: &str, span: Option<std::ops::Range<usize>>, message: String| SweepError {
+            file: path.to_path_buf(),
+            key: (!key.is_empty()).then(|| key.to_string()),
+            line: span.map(line_of),
+            message,
+        };
+        let raw: RawSweep =
+            toml::from_str(text).map_err(|e| err("", e.span(), e.message().trim().to_string()))?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let scenario_rel = raw.scenario.get_ref().clone();
+        let scenario_path = dir.join(&scenario_rel);
+        let scenario_bytes = std::fs::read(&scenario_path).map_err(|e| {
+            err(
+                "scenario",
+                Some(raw.scenario.span()),
+                format!("cannot read `{}`: {e}", scenario_path.display()),
+            )
+        })?;
+        let base =
+            Scenario::from_toml_str(&String::from_utf8_lossy(&scenario_bytes), &scenario_path)
+                .map_err(|e| err("scenario", Some(raw.scenario.span()), e.to_string()))?;
+
+        let policies: Vec<String> = raw
+            .policies
+            .get_ref()
+            .iter()
+            .map(|p| p.get_ref().clone())
+            .collect();
+        if policies.is_empty() {
+            return Err(err(
+                "policies",
+                Some(raw.policies.span()),
+                "name at least one policy".into(),
+            ));
+        }
+        let mut specs = Vec::new();
+        for p in raw.policies.get_ref() {
+            specs.push(
+                PolicySpec::parse(p.get_ref()).map_err(|e| err("policies", Some(p.span()), e))?,
+            );
+        }
+        for (i, s) in specs.iter().enumerate() {
+            if specs[..i].iter().any(|o| o.display() == s.display()) {
+                let p = &raw.policies.get_ref()[i];
+                return Err(err(
+                    "policies",
+                    Some(p.span()),
+                    format!("`{}` is listed twice", s.display()),
+                ));
+            }
+        }
+        let replications = match &raw.replications {
+            None => 1,
+            Some(r) => {
+                let v = *r.get_ref();
+                if !(1..=100_000).contains(&v) {
+                    return Err(err(
+                        "replications",
+                        Some(r.span()),
+                        format!("must be from 1 to 100000, found {v}"),
+                    ));
+                }
+                v as u32
+            }
+        };
+        let seed = match &raw.seed {
+            None => base.seed,
+            Some(s) => {
+                let v = *s.get_ref();
+                if v < 0 {
+                    return Err(err(
+                        "seed",
+                        Some(s.span()),
+                        format!("must be zero or more, found {v}"),
+                    ));
+                }
+                v as u64
+            }
+        };
+        let metrics: Vec<String> = match &raw.metrics {
+            None => vec![
+                "waste".into(),
+                "idleness".into(),
+                "share_violation".into(),
+                "monotony".into(),
+            ],
+            Some(ms) => {
+                let mut out = Vec::new();
+                for m in ms.get_ref() {
+                    if !Metrics::NAMES.contains(&m.get_ref().as_str()) {
+                        return Err(err(
+                            "metrics",
+                            Some(m.span()),
+                            format!(
+                                "no metric `{}`; metrics are {}",
+                                m.get_ref(),
+                                Metrics::NAMES.join(", ")
+                            ),
+                        ));
+                    }
+                    out.push(m.get_ref().clone());
+                }
+                out
+            }
+        };
+
+        // Fixed settings, then the axes.
+        let mut set_json = std::collections::BTreeMap::new();
+        let mut fixed: Vec<(Setting, std::ops::Range<usize>)> = Vec::new();
+        for (k, v) in &raw.set {
+            let key = format!("set.{k}");
+            let param = Param::parse(k).map_err(|m| err(&key, Some(v.span()), m))?;
+            let json = toml_to_json(v.get_ref())
+                .ok_or_else(|| err(&key, Some(v.span()), "dates are not scenario values".into()))?;
+            set_json.insert(k.clone(), json.clone());
+            fixed.push((Setting { param, value: json }, v.span()));
+        }
+        if raw.axis.is_empty() || raw.axis.len() > 2 {
+            return Err(err(
+                "axis",
+                None,
+                format!(
+                    "a sweep has one or two [[axis]] tables, found {}",
+                    raw.axis.len()
+                ),
+            ));
+        }
+        let mut axes = Vec::new();
+        let mut axis_params = Vec::new();
+        let mut axis_spans = Vec::new();
+        let mut axis_param_spans = Vec::new();
+        for (i, a) in raw.axis.iter().enumerate() {
+            let key = format!("axis.{i}.param");
+            let param =
+                Param::parse(a.param.get_ref()).map_err(|m| err(&key, Some(a.param.span()), m))?;
+            if raw.set.contains_key(a.param.get_ref())
+                || axes.iter().any(|x: &Axis| &x.param == a.param.get_ref())
+            {
+                return Err(err(
+                    &key,
+                    Some(a.param.span()),
+                    format!("`{}` is set twice", a.param.get_ref()),
+                ));
+            }
+            if a.values.get_ref().is_empty() {
+                return Err(err(
+                    &format!("axis.{i}.values"),
+                    Some(a.values.span()),
+                    "list at least one value".into(),
+                ));
+            }
+            let mut values = Vec::new();
+            let mut spans = Vec::new();
+            for (j, v) in a.values.get_ref().iter().enumerate() {
+                let json = toml_to_json(v.get_ref()).ok_or_else(|| {
+                    err(
+                        &format!("axis.{i}.values.{j}"),
+                        Some(v.span()),
+                        "dates are not scenario values".into(),
+                    )
+                })?;
+                values.push(json);
+                spans.push(v.span());
+            }
+            axes.push(Axis {
+                param: a.param.get_ref().clone(),
+                values,
+            });
+            axis_params.push(param);
+            axis_spans.push(spans);
+            axis_param_spans.push(a.param.span());
+        }
+
+        // Every cell's scenario: a value of the wrong kind, or a path that
+        // does not exist, is an input error; a value the scenario rejects
+        // fails only its cell.
+        let ncells: usize = axes.iter().map(|a| a.values.len()).product();
+        let mut cells = Vec::with_capacity(ncells);
+        for index in 0..ncells {
+            let mut idx = Vec::new();
+            let mut rest = index;
+            for a in axes.iter().rev() {
+                idx.push(rest % a.values.len());
+                rest /= a.values.len();
+            }
+            idx.reverse();
+            // (setting, key and span of its value, key and span of its param)
+            type Span = std::ops::Range<usize>;
+            let mut settings: Vec<(Setting, String, Span, String, Span)> = fixed
+                .iter()
+                .map(|(s, span)| {
+                    let k = format!("set.{}", s.param.name());
+                    (s.clone(), k.clone(), span.clone(), k, span.clone())
+                })
+                .collect();
+            for (a, &j) in idx.iter().enumerate() {
+                settings.push((
+                    Setting {
+                        param: axis_params[a].clone(),
+                        value: axes[a].values[j].clone(),
+                    },
+                    format!("axis.{a}.values.{j}"),
+                    axis_spans[a][j].clone(),
+                    format!("axis.{a}.param"),
+                    axis_param_spans[a].clone(),
+                ));
+            }
+            settings.sort_by_key(|(s, ..)| s.param.order());
+            let mut scn = base.clone();
+            for (s, key, span, pkey, pspan) in &settings {
+                scn = knobs::apply(&scn, s).map_err(|f| match f {
+                    knobs::Fault::Param(m) => err(pkey, Some(pspan.clone()), m),
+                    knobs::Fault::Value(m) => err(
+                        key,
+                        Some(span.clone()),
+                        format!("{} = {}: {m}", s.param.name(), value_label(&s.value)),
+                    ),
+                })?;
+            }
+            let labels: Vec<String> = idx
+                .iter()
+                .enumerate()
+                .map(|(a, &j)| value_label(&axes[a].values[j]))
+                .collect();
+            let scenario = match scn.validate() {
+                Ok(()) => Ok(scn),
+                Err((k, m)) => {
+                    let at: Vec<String> = axes
+                        .iter()
+                        .zip(&labels)
+                        .map(|(a, l)| format!("{}={l}", a.param))
+                        .collect();
+                    Err(format!(
+                        "the scenario at {} is invalid: key `{k}`: {m}",
+                        at.join(", ")
+                    ))
+                }
+            };
+            cells.push(Cell {
+                index,
+                labels,
+                scenario,
+            });
+        }
+
+        let file_name = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut inputs = vec![
+            Input {
+                path: file_name.clone(),
+                sha256: sha256_hex(text.as_bytes()),
+            },
+            Input {
+                path: scenario_rel.clone(),
+                sha256: sha256_hex(&scenario_bytes),
+            },
+        ];
+        for p in &policies {
+            for part in p.split(',') {
+                let v = part.split_once('=').map_or(part, |(_, v)| v).trim();
+                if v.ends_with(".rhai") && !inputs.iter().any(|i| i.path == v) {
+                    let bytes = std::fs::read(v).unwrap_or_default();
+                    inputs.push(Input {
+                        path: v.to_string(),
+                        sha256: sha256_hex(&bytes),
+                    });
+                }
+            }
+        }
+        Ok(Sweep {
+            path: path.to_path_buf(),
+            def: Definition {
+                name: raw.name.get_ref().clone(),
+                description: raw.description.clone(),
+                file: file_name,
+                scenario: scenario_rel,
+                policies: specs.iter().map(|s| s.display()).collect(),
+                replications,
+                metrics,
+                set: set_json,
+                axes,
+            },
+            base,
+            seed,
+            policy_lines: raw
+                .policies
+                .get_ref()
+                .iter()
+                .map(|p| line_of(p.span()))
+                .collect(),
+            specs,
+            inputs,
+            cells,
+        })
+    }
+
+    /// The seeds of the replications: seed, seed+1, ... (paired across policies).
+    pub fn seeds(&self) -> Vec<u64> {
+        (0..self.def.replications as u64)
+            .map(|r| self.seed + r)
+            .collect()
+    }
+
+    /// The manifest of a run of this sweep.
+    pub fn manifest(&self, shard: Option<Shard>) -> Manifest {
+        Manifest {
+            vcsim_version: VERSION.to_string(),
+            sweep: self.def.clone(),
+            inputs: self.inputs.clone(),
+            seeds: self.seeds(),
+            cells: self.cells.len(),
+            shard,
+            runs: 0,
+            failed_runs: 0,
+        }
+    }
+}
+
+/// How to run a sweep.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Worker threads; `None`: all cores. The output does not depend on it.
+    pub jobs: Option<usize>,
+    pub shard: Option<Shard>,
+    /// Show a progress bar on standard error (only drawn on a terminal).
+    pub progress: bool,
+}
+
+/// Runs the cells of `opts.shard` (all cells without one): every policy on
+/// every seed. Rows come in (cell, policy, replication) order whatever the
+/// number of threads.
+pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Vec<Row> {
+    use rayon::prelude::*;
+    let seeds = sweep.seeds();
+    let tasks: Vec<(usize, usize, usize)> = sweep
+        .cells
+        .iter()
+        .filter(|c| match opts.shard {
+            None => true,
+            Some(s) => s.contains(c.index),
+        })
+        .flat_map(|c| {
+            let np = sweep.specs.len();
+            let nr = seeds.len();
+            (0..np).flat_map(move |p| (0..nr).map(move |r| (c.index, p, r)))
+        })
+        .collect();
+    let bar = if opts.progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let b = indicatif::ProgressBar::new(tasks.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} runs, {elapsed} elapsed, ~{eta} left",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let one = |&(c, p, r): &(usize, usize, usize)| -> Row {
+        let cell = &sweep.cells[c];
+        let seed = seeds[r];
+        let outcome = match &cell.scenario {
+            Err(e) => Err(e.clone()),
+            Ok(scn) => {
+                let go = || {
+                    vcsim_framework::run_spec(
+                        scn,
+                        registry,
+                        &sweep.specs[p],
+                        SimOptions {
+                            seed: Some(seed),
+                            ..Default::default()
+                        },
+                    )
+                };
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(go)) {
+                    Ok(Ok(out)) => Ok(Metrics::NAMES
+                        .iter()
+                        .map(|m| out.report.metrics.get(m).unwrap_or(f64::NAN))
+                        .collect()),
+                    Ok(Err(e)) => Err(e),
+                    Err(p) => Err(format!(
+                        "the run panicked: {}",
+                        p.downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_default()
+                    )),
+                }
+            }
+        };
+        bar.inc(1);
+        Row {
+            cell: c,
+            labels: cell.labels.clone(),
+            policy: sweep.def.policies[p].clone(),
+            replication: r as u32,
+            seed,
+            outcome,
+        }
+    };
+    let rows = match rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.unwrap_or(0))
+        .build()
+    {
+        Ok(pool) => pool.install(|| tasks.par_iter().map(one).collect()),
+        Err(_) => tasks.iter().map(one).collect(),
+    };
+    bar.finish_and_clear();
+    rows
+}
+
+/// Runs a sweep and writes its outputs into `out`; returns the manifest
+/// written (its `failed_runs` says whether some runs failed).
+pub fn run_and_write(
+    sweep: &Sweep,
+    registry: &Registry,
+    opts: RunOptions,
+    out: &Path,
+) -> std::io::Result<Manifest> {
+    let rows = run(sweep, registry, opts);
+    write_outputs(out, &sweep.manifest(opts.shard), &rows)
+}

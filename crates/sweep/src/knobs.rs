@@ -1,0 +1,310 @@
+//! What an axis value does to a scenario: a dotted path into the scenario
+//! (`host.ncpus`, `project.0.resource_share`, `project.*.latency_bound_days`)
+//! or one of the derived knobs of `interface.md`.
+
+use vcsim_framework::Scenario;
+
+/// A parameter an axis (or `[set]`) may vary.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Param {
+    /// M projects; project i (1..M) has i x the base FLOPs, latency bound and share.
+    Mix,
+    /// Every project's latency bound = slack x its mean job run time on one CPU.
+    Slack,
+    /// work_buf_min = this many hours, work_buf_additional = 0.
+    BufferHours,
+    /// flops_estimate = flops_mean / f.
+    FlopsErrorFactor,
+    /// flops_stddev = s x flops_mean.
+    FlopsStddevFactor,
+    /// A dotted path into the scenario as its TOML names it.
+    Path(String),
+}
+
+const TOP_KEYS: [&str; 8] = [
+    "name",
+    "description",
+    "seed",
+    "duration_days",
+    "step_seconds",
+    "host",
+    "client",
+    "project",
+];
+
+impl Param {
+    pub fn parse(s: &str) -> Result<Param, String> {
+        Ok(match s {
+            "mix" => Param::Mix,
+            "slack" => Param::Slack,
+            "buffer_hours" => Param::BufferHours,
+            "flops_error_factor" => Param::FlopsErrorFactor,
+            "flops_stddev_factor" => Param::FlopsStddevFactor,
+            p => {
+                let first = p.split('.').next().unwrap_or("");
+                if !TOP_KEYS.contains(&first) || p.split('.').any(|seg| seg.is_empty()) {
+                    return Err(format!(
+                        "unknown parameter `{p}`: use a dotted path into the scenario (like `host.ncpus`, \
+                         `project.0.resource_share`, `project.*.latency_bound_days`) or a derived knob \
+                         (mix, slack, buffer_hours, flops_error_factor, flops_stddev_factor)"
+                    ));
+                }
+                Param::Path(p.to_string())
+            }
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Param::Mix => "mix",
+            Param::Slack => "slack",
+            Param::BufferHours => "buffer_hours",
+            Param::FlopsErrorFactor => "flops_error_factor",
+            Param::FlopsStddevFactor => "flops_stddev_factor",
+            Param::Path(p) => p,
+        }
+    }
+
+    /// The order settings apply in: `mix` makes the projects first, paths
+    /// and buffers next, and the knobs that derive from a project's job size
+    /// (slack, the FLOPs factors) last, so they see the final sizes.
+    pub fn order(&self) -> u8 {
+        match self {
+            Param::Mix => 0,
+            Param::Path(_) | Param::BufferHours => 1,
+            Param::Slack | Param::FlopsErrorFactor | Param::FlopsStddevFactor => 2,
+        }
+    }
+}
+
+/// A parameter and the value it takes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub param: Param,
+    pub value: serde_json::Value,
+}
+
+fn number(v: &serde_json::Value) -> Result<f64, String> {
+    v.as_f64()
+        .ok_or_else(|| format!("must be a number, found {v}"))
+}
+
+/// Applies one setting. An error here is about the sweep file (a path that
+/// does not exist, a value of the wrong kind); values the scenario rejects
+/// are left for [`Scenario::validate`].
+pub fn apply(scn: &Scenario, s: &Setting) -> Result<Scenario, Fault> {
+    apply_inner(scn, s)
+}
+
+/// What is wrong with a setting: its parameter (a path that does not
+/// exist) or its value (of the wrong kind).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    Param(String),
+    Value(String),
+}
+
+impl Fault {
+    pub fn message(&self) -> &str {
+        match self {
+            Fault::Param(m) | Fault::Value(m) => m,
+        }
+    }
+}
+
+fn apply_inner(scn: &Scenario, s: &Setting) -> Result<Scenario, Fault> {
+    let v = Fault::Value;
+    let mut scn = scn.clone();
+    match &s.param {
+        Param::Mix => {
+            let m = number(&s.value).map_err(v)?;
+            if m.fract() != 0.0 || !(1.0..=1000.0).contains(&m) {
+                return Err(v(format!(
+                    "the mix is a whole number of projects from 1 to 1000, found {m}"
+                )));
+            }
+            let base = scn
+                .projects
+                .first()
+                .cloned()
+                .ok_or_else(|| v("the scenario has no project".into()))?;
+            scn.projects = (1..=m as usize)
+                .map(|i| {
+                    let f = i as f64;
+                    let mut p = base.clone();
+                    p.name = format!("P{i}");
+                    p.resource_share *= f;
+                    p.latency_bound_days *= f;
+                    for a in &mut p.apps {
+                        a.flops_mean *= f;
+                        a.flops_estimate *= f;
+                        a.flops_stddev *= f;
+                    }
+                    if i > 1 {
+                        p.jobs.clear();
+                    }
+                    p
+                })
+                .collect();
+        }
+        Param::Slack => {
+            let slack = number(&s.value).map_err(v)?;
+            let cpu = scn.host.cpu_flops;
+            for p in &mut scn.projects {
+                let w: f64 = p.apps.iter().map(|a| a.weight).sum();
+                let mean_flops = if w > 0.0 {
+                    p.apps.iter().map(|a| a.weight * a.flops_mean).sum::<f64>() / w
+                } else {
+                    p.apps.iter().map(|a| a.flops_mean).sum::<f64>() / p.apps.len().max(1) as f64
+                };
+                p.latency_bound_days = slack * mean_flops / cpu / 86400.0;
+            }
+        }
+        Param::BufferHours => {
+            let h = number(&s.value).map_err(v)?;
+            scn.client.work_buf_min_days = h / 24.0;
+            scn.client.work_buf_additional_days = 0.0;
+        }
+        Param::FlopsErrorFactor => {
+            let f = number(&s.value).map_err(v)?;
+            for a in scn.projects.iter_mut().flat_map(|p| p.apps.iter_mut()) {
+                a.flops_estimate = a.flops_mean / f;
+            }
+        }
+        Param::FlopsStddevFactor => {
+            let f = number(&s.value).map_err(v)?;
+            for a in scn.projects.iter_mut().flat_map(|p| p.apps.iter_mut()) {
+                a.flops_stddev = f * a.flops_mean;
+            }
+        }
+        Param::Path(path) => {
+            let mut doc = serde_json::to_value(&scn).map_err(|e| v(e.to_string()))?;
+            let segs: Vec<&str> = path.split('.').collect();
+            set_path(&mut doc, &segs, &s.value, path).map_err(Fault::Param)?;
+            scn =
+                serde_json::from_value(doc).map_err(|e| v(format!("cannot set `{path}`: {e}")))?;
+        }
+    }
+    Ok(scn)
+}
+
+fn set_path(
+    node: &mut serde_json::Value,
+    segs: &[&str],
+    value: &serde_json::Value,
+    whole: &str,
+) -> Result<(), String> {
+    let Some((seg, rest)) = segs.split_first() else {
+        if node.is_object() || node.is_array() {
+            return Err(format!("`{whole}` is a table, not a value"));
+        }
+        *node = value.clone();
+        return Ok(());
+    };
+    match node {
+        serde_json::Value::Array(items) => {
+            if *seg == "*" {
+                if items.is_empty() {
+                    return Err(format!("`{whole}`: the list is empty"));
+                }
+                for it in items.iter_mut() {
+                    set_path(it, rest, value, whole)?;
+                }
+                Ok(())
+            } else {
+                let i: usize = seg.parse().map_err(|_| {
+                    format!("`{whole}`: `{seg}` must be an index (0, 1, ...) or `*`")
+                })?;
+                let n = items.len();
+                let it = items.get_mut(i).ok_or_else(|| {
+                    format!("`{whole}`: index {i} is out of range (the list has {n})")
+                })?;
+                set_path(it, rest, value, whole)
+            }
+        }
+        serde_json::Value::Object(map) => {
+            let it = map.get_mut(*seg).ok_or_else(|| {
+                format!("unknown parameter `{whole}`: the scenario has no key `{seg}` there")
+            })?;
+            if it.is_null() {
+                return Err(format!(
+                    "`{whole}`: `{seg}` is not set in the scenario, so it cannot be varied"
+                ));
+            }
+            set_path(it, rest, value, whole)
+        }
+        _ => Err(format!(
+            "unknown parameter `{whole}`: `{seg}` goes below a value"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn base() -> Scenario {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scenarios/paper-base.toml"
+        ))
+        .unwrap();
+        Scenario::from_toml_str(&text, Path::new("paper-base.toml")).unwrap()
+    }
+    fn set(p: &str, v: serde_json::Value) -> Setting {
+        Setting {
+            param: Param::parse(p).unwrap(),
+            value: v,
+        }
+    }
+
+    #[test]
+    fn mix_scales_size_bound_and_share() {
+        let s = apply(&base(), &set("mix", 3.into())).unwrap();
+        assert_eq!(s.projects.len(), 3);
+        assert_eq!(s.projects[2].resource_share, 300.0);
+        assert_eq!(s.projects[2].latency_bound_days, 27.0);
+        assert_eq!(s.projects[2].apps[0].flops_mean, 3.9e13);
+        assert!(apply(&base(), &set("mix", 2.5.into())).is_err());
+    }
+
+    #[test]
+    fn slack_is_bound_over_run_time() {
+        let s = apply(&base(), &set("slack", 2.into())).unwrap();
+        assert!((s.projects[0].latency_bound_days * 86400.0 - 2.0 * 13000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn buffer_and_factors() {
+        let s = apply(&base(), &set("buffer_hours", 6.into())).unwrap();
+        assert_eq!(s.client.work_buf_min_days, 0.25);
+        assert_eq!(s.client.work_buf_additional_days, 0.0);
+        let s = apply(&base(), &set("flops_error_factor", 4.into())).unwrap();
+        assert_eq!(s.projects[0].apps[0].flops_estimate, 1.3e13 / 4.0);
+        let s = apply(&base(), &set("flops_stddev_factor", 0.5.into())).unwrap();
+        assert_eq!(s.projects[0].apps[0].flops_stddev, 0.65e13);
+    }
+
+    #[test]
+    fn dotted_paths_and_wildcards() {
+        let s = apply(&base(), &set("host.ncpus", 4.into())).unwrap();
+        assert_eq!(s.host.ncpus, 4);
+        let m = apply(&base(), &set("mix", 2.into())).unwrap();
+        let s = apply(&m, &set("project.*.latency_bound_days", 3.into())).unwrap();
+        assert!(s.projects.iter().all(|p| p.latency_bound_days == 3.0));
+        assert!(apply(&base(), &set("host.ncpu", 4.into()))
+            .unwrap_err()
+            .message()
+            .contains("ncpu"));
+        assert!(matches!(
+            apply(&base(), &set("host.ncpus", 2.5.into())),
+            Err(Fault::Value(_))
+        ));
+        assert!(apply(&base(), &set("project.3.resource_share", 1.into()))
+            .unwrap_err()
+            .message()
+            .contains("out of range"));
+        assert!(Param::parse("hots.ncpus").is_err());
+    }
+}

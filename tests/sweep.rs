@@ -1,0 +1,253 @@
+//! `vcsim sweep` and `vcsim merge` as a user runs them: a small sweep's
+//! summary, shards merged into the same bytes, a failing cell that does not
+//! lose the others, and the same output whatever `--jobs` is.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn vcsim(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("vcsim runs")
+}
+
+/// A fresh directory holding the base scenario (`base.toml`) and a sweep
+/// file (`sweep.toml`) with the given text.
+fn workdir(name: &str, sweep: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sweep-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/paper-base.toml"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("base.toml"), base).unwrap();
+    std::fs::write(dir.join("sweep.toml"), sweep).unwrap();
+    dir
+}
+
+/// Two days, a mix of 1 and 3 projects at slack 3, both CPU schedulers.
+const SMALL: &str = r#"
+name = "small"
+scenario = "base.toml"
+policies = ["CS1_WF2_WS2_JC2", "CS2_WF2_WS2_JC2"]
+replications = 2
+metrics = ["waste", "idleness"]
+
+[set]
+duration_days = 2
+slack = 3
+
+[[axis]]
+param = "mix"
+values = [1, 3]
+"#;
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_small_sweep_writes_results_summary_plots_and_manifest() {
+    let dir = workdir("small", SMALL);
+    let out = vcsim(&["sweep", "sweep.toml", "--out", "out"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let o = dir.join("out");
+    let results = read(&o.join("results.csv"));
+    assert_eq!(results.lines().count(), 1 + 2 * 2 * 2, "{results}");
+    assert!(results.starts_with("cell,mix,policy,replication,seed,status,idleness,waste,"));
+    insta::assert_snapshot!("small_summary", read(&o.join("summary.csv")));
+    for m in ["waste", "idleness"] {
+        let svg = read(&o.join(format!("{m}.svg")));
+        assert!(
+            svg.starts_with("<svg") && svg.contains("CS1_WF2_WS2_JC2") && svg.contains("<polyline"),
+            "{m}.svg"
+        );
+    }
+    let man: serde_json::Value = serde_json::from_str(&read(&o.join("manifest.json"))).unwrap();
+    assert_eq!(man["seeds"], serde_json::json!([1, 2]));
+    assert_eq!(man["shard"], serde_json::Value::Null);
+    assert_eq!(man["runs"], 8);
+    assert_eq!(man["inputs"][0]["path"], "sweep.toml");
+    assert_eq!(man["inputs"][1]["path"], "base.toml");
+    assert_eq!(man["inputs"][1]["sha256"].as_str().unwrap().len(), 64);
+}
+
+#[test]
+fn merged_shards_are_byte_identical_to_one_run() {
+    let sweep = SMALL.replace("values = [1, 3]", "values = [1, 2, 3]");
+    let dir = workdir("shards", &sweep);
+    assert!(vcsim(&["sweep", "sweep.toml", "--out", "whole"], &dir)
+        .status
+        .success());
+    for k in 1..=2 {
+        let s = format!("{k}/2");
+        let o = format!("shard{k}");
+        let out = vcsim(&["sweep", "sweep.toml", "--out", &o, "--shard", &s], &dir);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Shard 1 of 2 holds cells 0 and 2; shard 2 holds cell 1.
+    assert_eq!(
+        read(&dir.join("shard2/results.csv")).lines().count(),
+        1 + 2 * 2
+    );
+    // The order of the directories does not matter.
+    let out = vcsim(&["merge", "shard2", "shard1", "--out", "merged"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(files(&dir.join("whole")), files(&dir.join("merged")));
+    // A missing shard is refused.
+    let out = vcsim(&["merge", "shard1", "--out", "partial"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("shard 2/2 is missing"));
+}
+
+#[test]
+fn a_failing_cell_does_not_lose_the_others() {
+    let sweep = SMALL
+        .replace("param = \"mix\"", "param = \"host.ncpus\"")
+        .replace("values = [1, 3]", "values = [2, 0, 1]");
+    let dir = workdir("failing", &sweep);
+    let out = vcsim(&["sweep", "sweep.toml", "--out", "out"], &dir);
+    assert_eq!(out.status.code(), Some(1), "some runs failed");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("4 of 12 runs failed"), "{err}");
+    let results = read(&dir.join("out/results.csv"));
+    let ok = results.lines().filter(|l| l.contains(",ok,")).count();
+    let failed: Vec<&str> = results.lines().filter(|l| l.contains(",failed,")).collect();
+    assert_eq!((ok, failed.len()), (8, 4), "{results}");
+    assert!(
+        failed
+            .iter()
+            .all(|l| l.starts_with("1,0,") && l.contains("host.ncpus")),
+        "{results}"
+    );
+    let summary = read(&dir.join("out/summary.csv"));
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.starts_with("1,0,CS2_WF2_WS2_JC2,waste,0,,,")),
+        "{summary}"
+    );
+    assert!(dir.join("out/waste.svg").exists());
+}
+
+#[test]
+fn the_number_of_threads_does_not_change_the_output() {
+    let dir = workdir("jobs", SMALL);
+    assert!(
+        vcsim(&["sweep", "sweep.toml", "--out", "j1", "--jobs", "1"], &dir)
+            .status
+            .success()
+    );
+    assert!(
+        vcsim(&["sweep", "sweep.toml", "--out", "j2", "--jobs", "2"], &dir)
+            .status
+            .success()
+    );
+    assert_eq!(files(&dir.join("j1")), files(&dir.join("j2")));
+}
+
+#[test]
+fn bad_sweep_files_name_the_file_key_and_line() {
+    let cases = [
+        (
+            SMALL.replace("param = \"mix\"", "param = \"host.ncpu\""),
+            "sweep.toml:13",
+            "axis.0.param",
+        ),
+        (
+            SMALL.replace("param = \"mix\"", "param = \"speed\""),
+            "sweep.toml:13",
+            "unknown parameter `speed`",
+        ),
+        (
+            SMALL.replace("values = [1, 3]", "values = [1, \"many\"]"),
+            "sweep.toml:14",
+            "axis.0.values.1",
+        ),
+        (
+            SMALL.replace("slack = 3", "slack = \"tight\""),
+            "sweep.toml:10",
+            "set.slack",
+        ),
+        (
+            SMALL.replace("replications = 2", "replications = 2\nreplicas = 3"),
+            "sweep.toml:6",
+            "replicas",
+        ),
+        (
+            SMALL.replace("\"waste\", \"idleness\"", "\"waste\", \"speed\""),
+            "sweep.toml:6",
+            "no metric `speed`",
+        ),
+        (SMALL.replace("CS1_WF2", "CS9_WF2"), "sweep.toml:4", "cs9"),
+    ];
+    for (text, at, what) in cases {
+        let dir = workdir("bad", &text);
+        let out = vcsim(&["sweep", "sweep.toml", "--out", "out"], &dir);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(at) && err.contains(what),
+            "want {at} and {what} in: {err}"
+        );
+        assert!(
+            !dir.join("out").exists(),
+            "nothing is written for bad input"
+        );
+    }
+    let dir = workdir("bad-shard", SMALL);
+    let out = vcsim(&["sweep", "sweep.toml", "--shard", "3/2"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_paper_sweeps_are_valid() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    for e in std::fs::read_dir(root.join("scenarios/paper")).unwrap() {
+        let p = e.unwrap().path();
+        let text = read(&p);
+        if !text.contains("[[axis]]") {
+            continue;
+        }
+        n += 1;
+        let out = vcsim(&["check", p.to_str().unwrap()], root);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            p.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(n >= 6, "the paper's six experiments");
+}

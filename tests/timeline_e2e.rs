@@ -1,0 +1,212 @@
+//! The HTML timeline as a person sees it: headless Chromium loads a page
+//! written by `vcsim run --timeline`, runs its script, and the page's
+//! `#selftest` hook hovers the middle of a job with a real mouse event and
+//! records what is on screen (lanes, drawn jobs, the tooltip, the pixel's
+//! colour), which `--dump-dom` hands back.
+//!
+//! Needs Debian's `chromium` (`.ci/run` installs it). Without it the test
+//! fails when `CI` is set and is skipped with a message otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("timeline-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes the timeline of `scenario` (with its duration replaced) and
+/// returns the page's self-test record.
+fn selftest(
+    browser: &Path,
+    name: &str,
+    scenario: &str,
+    days: u32,
+    hash: &str,
+) -> serde_json::Value {
+    let dir = tmp(name);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join(scenario)).unwrap();
+    let text = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("duration_days") {
+                format!("duration_days = {days}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(dir.join("s.toml"), text).unwrap();
+    let html = dir.join("tl.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .args(["run", "s.toml", "--timeline", "tl.html"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !page.contains("http://") && !page.contains("https://"),
+        "the page loads nothing from the network"
+    );
+
+    let profile = dir.join("profile");
+    let url = format!("file://{}{hash}", html.display());
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--window-size=1200,800",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(&url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    // Read the dump while Chromium writes it: the page is larger than a pipe.
+    let mut stdout = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut buf);
+        buf
+    });
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let stdout = reader.join().expect("reader");
+    let dom = String::from_utf8_lossy(&stdout);
+    let open = "<pre id=\"selftest\">";
+    let at = dom.find(open).unwrap_or_else(|| {
+        panic!(
+            "no self-test record in the page:\n{}",
+            &dom[..dom.len().min(2000)]
+        )
+    });
+    let rest = &dom[at + open.len()..];
+    let json = &rest[..rest.find("</pre>").unwrap()];
+    let json = json
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+fn browser_or_skip() -> Option<PathBuf> {
+    match chromium() {
+        Some(b) => Some(b),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("chromium is not installed; .ci/run must install Debian's `chromium` package")
+        }
+        None => {
+            eprintln!("skipped: chromium is not installed (apt-get install chromium); set CI to make this a failure");
+            None
+        }
+    }
+}
+
+#[test]
+fn lanes_are_drawn_and_hovering_a_job_shows_its_details() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let r = selftest(
+        &browser,
+        "mix",
+        "scenarios/mix-5-slack-5.toml",
+        3,
+        "#selftest",
+    );
+    assert_eq!(r["lanes"], 2, "a lane per CPU: {r}");
+    assert_eq!(r["lane_labels"], 2, "{r}");
+    assert!(r["drawn"].as_u64().unwrap() > 0, "{r}");
+    let tip = r["tooltip"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no tooltip: {r}"));
+    let job = r["hovered_job"].as_u64().unwrap();
+    assert!(tip.starts_with(&format!("job {job} · project P")), "{tip}");
+    assert!(
+        tip.contains("deadline") && tip.contains("EDF mode:") && tip.contains("reported late:"),
+        "{tip}"
+    );
+    assert_eq!(
+        r["pixel_matches_project"], true,
+        "the job is drawn in its project's colour: {r}"
+    );
+}
+
+#[test]
+fn a_hundred_day_run_is_aggregated_and_still_answers_hover() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let r = selftest(
+        &browser,
+        "long",
+        "scenarios/paper-base.toml",
+        100,
+        "#selftest",
+    );
+    assert_eq!(r["lanes"], 2, "{r}");
+    assert!(r["segments"].as_u64().unwrap() > 1000, "{r}");
+    assert!(
+        r["aggregated"].as_u64().unwrap() > 0,
+        "zoomed out, jobs are aggregated: {r}"
+    );
+    assert!(
+        r["tooltip"].as_str().is_some_and(|t| t.starts_with("job ")),
+        "{r}"
+    );
+    let z = selftest(
+        &browser,
+        "long-zoom",
+        "scenarios/paper-base.toml",
+        100,
+        "#selftest-zoom",
+    );
+    assert!(
+        z["tooltip"].as_str().is_some_and(|t| t.starts_with("job ")),
+        "{z}"
+    );
+    assert_eq!(z["pixel_matches_project"], true, "{z}");
+}
