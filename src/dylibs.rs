@@ -1,24 +1,45 @@
-//! Compiled policy plugins loaded from dylibs (issue 8).
+//! Compiled policy plugins loaded from dylibs (`--plugin LIB`, `vcsim check
+//! LIB`). The loading, checks and adapters live in `vcsim-plugin-host`.
 
 use crate::Failure;
 use std::path::{Path, PathBuf};
 use vcsim_framework::Registry;
 
 /// Loads every `--plugin` library and adds its policies to the registry.
-pub fn load_plugins(_reg: &mut Registry, libs: &[PathBuf]) -> Result<(), Failure> {
-    match libs.first() {
-        None => Ok(()),
-        Some(l) => Err(Failure::input(format!(
-            "{}: compiled plugins are not supported by this build yet",
-            l.display()
-        ))),
-    }
+pub fn load_plugins(reg: &mut Registry, libs: &[PathBuf]) -> Result<(), Failure> {
+    vcsim_plugin_host::register(reg, libs)
+        .map(|_| ())
+        .map_err(Failure::input)
 }
 
-/// `vcsim check` on a plugin library.
+/// `vcsim check` on a plugin library: what it exports, or why it is refused.
 pub fn check_plugin(file: &Path) -> Result<(), Failure> {
-    Err(Failure::input(format!(
-        "{}: compiled plugins are not supported by this build yet",
-        file.display()
-    )))
+    let p = vcsim_plugin_host::load(file).map_err(Failure::input)?;
+    // Names must not clash with the built-ins, and every policy must be
+    // creatable.
+    let mut reg = Registry::builtins().map_err(Failure::input)?;
+    vcsim_plugin_host::register(&mut reg, &[file.to_path_buf()]).map_err(Failure::input)?;
+    p.try_instances().map_err(Failure::input)?;
+    println!(
+        "{}: vcsim plugin {} (ABI version {}, {}), {} {}",
+        file.display(),
+        p.crate_name,
+        vcsim_plugin_host::abi::ABI_VERSION,
+        p.rustc,
+        p.policies.len(),
+        if p.policies.len() == 1 {
+            "policy"
+        } else {
+            "policies"
+        }
+    );
+    for pol in &p.policies {
+        println!(
+            "  {:<8} {:<14} {}",
+            pol.table.family().to_string(),
+            pol.name,
+            pol.summary
+        );
+    }
+    Ok(())
 }

@@ -80,7 +80,11 @@ impl LeastQueued {
     /// CPU seconds of work queued per project.
     fn queued(v: &View) -> Vec<f64> {
         let mut q = vec![0.0; v.nprojects()];
-        for j in v.jobs().iter().filter(|j| j.is_runnable() && j.gpu().is_none()) {
+        for j in v
+            .jobs()
+            .iter()
+            .filter(|j| j.is_runnable() && j.gpu().is_none())
+        {
             q[j.project] += v.remaining_seconds(j) * j.cpus;
         }
         q

@@ -1,0 +1,324 @@
+//! Compiled policy plugins (dylibs): the example plugin against a built-in,
+//! and the ways a library is refused or a plugin fails.
+//!
+//! The cdylibs are built by the first test that needs them, with the same
+//! cargo, profile and target directory as this test binary (found from
+//! `CARGO_BIN_EXE_vcsim`), so that they are built by the same `rustc` — the
+//! host refuses a plugin built by another.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use vcsim_framework::{run_spec, PolicySpec, Registry, RunReport, Scenario, SimOptions};
+
+const PLUGIN_CRATES: [&str; 4] = [
+    "vcsim-example-dylib",
+    "vcsim-plugin-fixture-wrong-abi",
+    "vcsim-plugin-fixture-panics",
+    "vcsim-plugin-fixture-dup",
+];
+
+/// The directory the test binary's artifacts are in (`target/debug`).
+fn profile_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_vcsim"))
+        .parent()
+        .expect("the binary is in a directory")
+        .to_path_buf()
+}
+
+/// Builds the plugin crates once; returns the directory they are in.
+fn plugins_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = profile_dir();
+        let target = dir.parent().expect("a target directory").to_path_buf();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("build")
+            .arg("--quiet")
+            .env("CARGO_TARGET_DIR", &target);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        for c in PLUGIN_CRATES {
+            cmd.args(["-p", c]);
+        }
+        let out = cmd.output().expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "building the plugins failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    })
+}
+
+fn lib(krate: &str) -> PathBuf {
+    let file = format!(
+        "{}{}{}",
+        std::env::consts::DLL_PREFIX,
+        krate.replace('-', "_"),
+        std::env::consts::DLL_SUFFIX
+    );
+    plugins_dir().join(file)
+}
+
+fn example() -> PathBuf {
+    lib("vcsim-example-dylib")
+}
+
+fn vcsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("vcsim runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn scenario(name: &str, days: f64) -> Scenario {
+    let mut s = Scenario::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .join(name),
+    )
+    .expect("a shipped scenario");
+    s.duration_days = days;
+    s
+}
+
+/// The built-in policies (linked in by naming their crate).
+fn builtins() -> Registry {
+    vcsim_plugins::link();
+    Registry::builtins().unwrap()
+}
+
+fn run(reg: &Registry, scn: &Scenario, spec: &str) -> Result<RunReport, String> {
+    let spec = PolicySpec::parse(spec)?;
+    run_spec(scn, reg, &spec, SimOptions::default()).map(|o| o.report)
+}
+
+/// The figures a snapshot keeps (rounded, so that it reads well).
+fn summary(r: &RunReport) -> String {
+    let m = &r.metrics;
+    let mut s = format!(
+        "{}\n  idleness {:.5}  waste {:.5}  share_violation {:.5}  monotony {:.5}\n  rpcs {}  on time {}  late {}\n",
+        r.policy, m.idleness, m.waste, m.share_violation, m.monotony, m.rpcs, m.jobs_on_time, m.jobs_late
+    );
+    for p in &r.projects {
+        s += &format!(
+            "  {:<3} flops_fraction {:.4}  on time {:>3}  late {:>3}  rpcs {:>3}\n",
+            p.name, p.flops_fraction, p.jobs_on_time, p.jobs_late, p.rpcs
+        );
+    }
+    s
+}
+
+#[test]
+fn list_shows_the_plugin_policies_with_their_origin() {
+    let ex = example();
+    let o = vcsim(&["--plugin", ex.to_str().unwrap(), "list"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let lsf = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("lsf "))
+        .expect(&out);
+    assert!(lsf.contains("least slack first"), "{lsf}");
+    assert!(lsf.contains(ex.to_str().unwrap()), "{lsf}");
+    assert!(out.contains("least-queued"), "{out}");
+    assert!(out.contains("cs2"), "the built-ins stay: {out}");
+}
+
+#[test]
+fn check_describes_a_plugin() {
+    let ex = example();
+    let o = vcsim(&["check", ex.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("vcsim plugin vcsim-example-dylib"), "{out}");
+    assert!(out.contains("ABI version 1"), "{out}");
+    assert!(out.contains("2 policies"), "{out}");
+    assert!(out.contains("cpu      lsf"), "{out}");
+    assert!(out.contains("fetch    least-queued"), "{out}");
+}
+
+#[test]
+fn the_example_runs_through_the_cli() {
+    let ex = example();
+    let o = vcsim(&[
+        "--plugin",
+        ex.to_str().unwrap(),
+        "run",
+        "scenarios/paper-base.toml",
+        "--policy",
+        "cpu=lsf,fetch=least-queued",
+        "--format",
+        "json",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("cpu=lsf,fetch=least-queued"), "{out}");
+}
+
+/// The example against the built-ins on a shipped scenario (snapshot).
+#[test]
+fn the_example_against_the_builtins_on_mix_5_slack_5() {
+    let mut reg = builtins();
+    vcsim_plugin_host::register(&mut reg, &[example()]).unwrap();
+    let scn = scenario("mix-5-slack-5.toml", 100.0);
+    let mut snap = String::new();
+    for spec in [
+        "CS2_WF2_WS2_JC2",
+        "cpu=lsf",
+        "fetch=least-queued",
+        "cpu=lsf,fetch=least-queued",
+    ] {
+        snap += &summary(&run(&reg, &scn, spec).unwrap());
+    }
+    insta::assert_snapshot!("example_vs_builtin_mix_5_slack_5", snap);
+}
+
+/// Ports of `ws1`, `jc1` and `none` through the ABI give the built-ins'
+/// numbers exactly: the views and decisions cross the boundary intact, and
+/// all five families can be exported (with the example's two).
+#[test]
+fn ports_of_builtins_through_the_abi_match_them_exactly() {
+    let mut reg = builtins();
+    vcsim_plugin_host::register(&mut reg, &[lib("vcsim-plugin-fixture-dup")]).unwrap();
+    let scn = scenario("mix-5-slack-5.toml", 30.0);
+    let a = run(
+        &reg,
+        &scn,
+        "cpu=cs2,fetch=wf2,send=ws1,estimate=jc1,disk=none",
+    )
+    .unwrap();
+    let b = run(
+        &reg,
+        &scn,
+        "cpu=cs2,fetch=wf2,send=ws1-port,estimate=jc1-port,disk=none-port",
+    )
+    .unwrap();
+    assert_eq!(a.metrics, b.metrics);
+    assert_eq!(a.projects, b.projects);
+}
+
+#[test]
+fn a_file_that_is_not_a_library_is_refused() {
+    let dir = std::env::temp_dir().join(format!("vcsim-dylib-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("notaplugin.so");
+    std::fs::write(&f, "this is not a shared library\n").unwrap();
+    let o = vcsim(&["check", f.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not a loadable library"), "{err}");
+    let o = vcsim(&["--plugin", f.to_str().unwrap(), "list"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_library_that_is_not_a_plugin_is_refused() {
+    // The wrong-ABI fixture's dependency-free sibling would do too; a std
+    // dylib of the toolchain is a real library with no vcsim symbols.
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .expect("rustc runs");
+    let lib_dir = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim()).join("lib");
+    let Some(std_lib) = std::fs::read_dir(&lib_dir).ok().and_then(|d| {
+        d.filter_map(Result::ok).map(|e| e.path()).find(|p| {
+            p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                n.starts_with(&format!("{}std-", std::env::consts::DLL_PREFIX))
+                    && n.ends_with(std::env::consts::DLL_SUFFIX)
+            })
+        })
+    }) else {
+        eprintln!("no std dylib in {}: skipped", lib_dir.display());
+        return;
+    };
+    let e = vcsim_plugin_host::load(&std_lib).err().expect("refused");
+    assert!(e.contains("not a vcsim plugin"), "{e}");
+    assert!(e.contains("vcsim_plugin_cpu_v1"), "{e}");
+}
+
+#[test]
+fn a_plugin_built_for_another_abi_version_is_refused_before_any_call() {
+    let f = lib("vcsim-plugin-fixture-wrong-abi");
+    // The fixture's table getter aborts the process if it is ever called.
+    let o = vcsim(&["check", f.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("ABI version 2"), "{err}");
+    assert!(err.contains("speaks version 1"), "{err}");
+    let o = vcsim(&["--plugin", f.to_str().unwrap(), "list"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("rebuild the plugin"), "{err}");
+}
+
+#[test]
+fn a_panicking_policy_is_an_error_naming_the_plugin_and_the_call() {
+    let f = lib("vcsim-plugin-fixture-panics");
+    let o = vcsim(&[
+        "--plugin",
+        f.to_str().unwrap(),
+        "run",
+        "scenarios/paper-base.toml",
+        "--policy",
+        "cpu=panicky",
+    ]);
+    let (_, err) = text(&o);
+    // An error of the run (status 1), not an abort.
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(f.to_str().unwrap()), "{err}");
+    assert!(err.contains("cpu policy `panicky`"), "{err}");
+    assert!(err.contains("panicked in `schedule`"), "{err}");
+    assert!(err.contains("deliberate panic at t ="), "{err}");
+
+    let mut reg = builtins();
+    vcsim_plugin_host::register(&mut reg, std::slice::from_ref(&f)).unwrap();
+    let scn = scenario("paper-base.toml", 3.0);
+    let e = run(&reg, &scn, "fetch=no-create").unwrap_err();
+    assert!(e.contains("fetch policy `no-create`"), "{e}");
+    assert!(e.contains("could not create it"), "{e}");
+    assert!(e.contains("deliberate panic in the constructor"), "{e}");
+    // The process is still fine: the same plugin runs again.
+    let e = run(&reg, &scn, "cpu=panicky").unwrap_err();
+    assert!(e.contains("panicked in `schedule`"), "{e}");
+}
+
+#[test]
+fn two_plugins_exporting_the_same_name_are_refused() {
+    let ex = example();
+    let dup = lib("vcsim-plugin-fixture-dup");
+    let o = vcsim(&[
+        "--plugin",
+        ex.to_str().unwrap(),
+        "--plugin",
+        dup.to_str().unwrap(),
+        "list",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("two cpu policies are named `lsf`"), "{err}");
+    assert!(err.contains(ex.to_str().unwrap()), "{err}");
+    assert!(err.contains(dup.to_str().unwrap()), "{err}");
+}
+
+#[test]
+fn loading_twice_reuses_the_loaded_library() {
+    let a = vcsim_plugin_host::load(&example()).unwrap();
+    let b = vcsim_plugin_host::load(&example()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&a, &b));
+}
