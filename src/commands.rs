@@ -203,6 +203,19 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             Ok(())
         }
         "rhai" => crate::scripts::check_script(file),
+        _ if ext == "xml" || file.is_dir() => match crate::import_cmd::load_boinc(file) {
+            Some(Ok(scn)) => {
+                println!(
+                    "{}: BOINC input, imports as scenario `{}` ({} projects)",
+                    file.display(),
+                    scn.name,
+                    scn.projects.len()
+                );
+                Ok(())
+            }
+            Some(Err(e)) => Err(e),
+            None => Err(Failure::input(format!("{}: not BOINC input vcsim can read", file.display()))),
+        },
         "so" | "dylib" | "dll" => crate::dylibs::check_plugin(file),
         _ => Err(Failure::input(format!(
             "{}: cannot tell what this is; `check` takes a scenario or sweep (.toml), a script (.rhai) or a plugin (.so)",

@@ -76,8 +76,12 @@ fn an_unknown_key_names_the_file_the_key_and_the_line() {
 
 #[test]
 fn a_negative_share_names_its_key_and_line() {
-    let p = scenario_file("negative", &GOOD.replace("resource_share = 100", "resource_share = -1"));
-    vcsim(&["run", p.to_str().unwrap()]).fails_with(2, &[":8", "project.0.resource_share", "positive"]);
+    let p = scenario_file(
+        "negative",
+        &GOOD.replace("resource_share = 100", "resource_share = -1"),
+    );
+    vcsim(&["run", p.to_str().unwrap()])
+        .fails_with(2, &[":8", "project.0.resource_share", "positive"]);
 }
 
 #[test]
@@ -94,13 +98,17 @@ fn a_toml_syntax_error_gives_the_line() {
 
 #[test]
 fn a_value_of_the_wrong_type_gives_the_line() {
-    let p = scenario_file("type", &GOOD.replace("cpu_flops = 1e9", "cpu_flops = \"fast\""));
+    let p = scenario_file(
+        "type",
+        &GOOD.replace("cpu_flops = 1e9", "cpu_flops = \"fast\""),
+    );
     vcsim(&["run", p.to_str().unwrap()]).fails_with(2, &[":5", "invalid type"]);
 }
 
 #[test]
 fn an_unknown_policy_lists_the_known_ones() {
-    vcsim(&["run", "scenarios/paper-base.toml", "--policy", "CS9"]).fails_with(2, &["no cpu policy named `cs9`", "cs1, cs2"]);
+    vcsim(&["run", "scenarios/paper-base.toml", "--policy", "CS9"])
+        .fails_with(2, &["no cpu policy named `cs9`", "cs1, cs2"]);
     vcsim(&["run", "scenarios/paper-base.toml", "--policy", "XYZ"]).fails_with(2, &["not CSn"]);
 }
 
@@ -124,8 +132,13 @@ fn check_accepts_every_shipped_scenario() {
 #[test]
 fn list_shows_every_built_in_by_family() {
     let out = vcsim(&["list"]).stdout();
-    for name in ["cs1", "cs2", "wf1", "wf2", "ws1", "ws2", "jc1", "jc2", "none"] {
-        assert!(out.contains(&format!("  {name} ")), "{name} missing from:\n{out}");
+    for name in [
+        "cs1", "cs2", "wf1", "wf2", "ws1", "ws2", "jc1", "jc2", "none",
+    ] {
+        assert!(
+            out.contains(&format!("  {name} ")),
+            "{name} missing from:\n{out}"
+        );
     }
     assert!(out.find("cpu:").unwrap() < out.find("fetch:").unwrap());
 }
@@ -135,8 +148,17 @@ fn no_arguments_compares_the_paper_policies_on_the_base_scenario() {
     let r = vcsim(&[]);
     assert_eq!(r.status(), 0, "{}", r.stderr());
     let out = r.stdout();
-    assert!(out.starts_with("scenario paper-base · 5 replications"), "{out}");
-    for p in ["CS2_WF2_WS2_JC2", "CS1_WF2_WS2_JC2", "CS2_WF1_WS2_JC2", "CS2_WF2_WS1_JC2", "CS2_WF2_WS2_JC1"] {
+    assert!(
+        out.starts_with("scenario paper-base · 5 replications"),
+        "{out}"
+    );
+    for p in [
+        "CS2_WF2_WS2_JC2",
+        "CS1_WF2_WS2_JC2",
+        "CS2_WF1_WS2_JC2",
+        "CS2_WF2_WS1_JC2",
+        "CS2_WF2_WS2_JC1",
+    ] {
         assert!(out.contains(p), "{p}");
     }
 }
@@ -152,7 +174,20 @@ fn a_run_is_byte_identical_twice() {
 #[test]
 fn a_comparison_does_not_depend_on_the_number_of_threads() {
     let args = |j: &'static str| {
-        ["compare", "scenarios/outages.toml", "--policy", "CS2_WF2_WS2_JC2", "--policy", "CS1_WF1_WS1_JC1", "--replications", "4", "--format", "json", "--jobs", j]
+        [
+            "compare",
+            "scenarios/outages.toml",
+            "--policy",
+            "CS2_WF2_WS2_JC2",
+            "--policy",
+            "CS1_WF1_WS1_JC1",
+            "--replications",
+            "4",
+            "--format",
+            "json",
+            "--jobs",
+            j,
+        ]
     };
     let one = vcsim(&args("1"));
     let three = vcsim(&args("3"));
@@ -163,8 +198,23 @@ fn a_comparison_does_not_depend_on_the_number_of_threads() {
 #[test]
 fn jumping_between_events_agrees_with_visiting_every_step_on_the_base_scenario() {
     for policy in ["CS2_WF2_WS2_JC2", "CS1_WF1_WS1_JC1"] {
-        let jump = vcsim(&["run", "scenarios/paper-base.toml", "--policy", policy, "--format", "json"]);
-        let step = vcsim(&["run", "scenarios/paper-base.toml", "--policy", policy, "--format", "json", "--fixed-step"]);
+        let jump = vcsim(&[
+            "run",
+            "scenarios/paper-base.toml",
+            "--policy",
+            policy,
+            "--format",
+            "json",
+        ]);
+        let step = vcsim(&[
+            "run",
+            "scenarios/paper-base.toml",
+            "--policy",
+            policy,
+            "--format",
+            "json",
+            "--fixed-step",
+        ]);
         assert_eq!(jump.status(), 0, "{}", jump.stderr());
         assert_eq!(jump.stdout(), step.stdout(), "{policy}");
     }
@@ -172,7 +222,15 @@ fn jumping_between_events_agrees_with_visiting_every_step_on_the_base_scenario()
 
 #[test]
 fn a_seed_override_changes_the_run_and_is_reported() {
-    let a = vcsim(&["run", "scenarios/outages.toml", "--seed", "11", "--format", "json"]).stdout();
+    let a = vcsim(&[
+        "run",
+        "scenarios/outages.toml",
+        "--seed",
+        "11",
+        "--format",
+        "json",
+    ])
+    .stdout();
     let b = vcsim(&["run", "scenarios/outages.toml", "--format", "json"]).stdout();
     assert!(a.contains("\"seed\": 11"));
     assert_ne!(a, b);
@@ -183,10 +241,17 @@ fn the_timeline_csv_lists_what_ran_where() {
     let dir = std::env::temp_dir().join(format!("vcsim-tl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("t.csv");
-    let r = vcsim(&["run", "scenarios/initial-queue.toml", "--timeline", p.to_str().unwrap()]);
+    let r = vcsim(&[
+        "run",
+        "scenarios/initial-queue.toml",
+        "--timeline",
+        p.to_str().unwrap(),
+    ]);
     assert_eq!(r.status(), 0, "{}", r.stderr());
     let csv = std::fs::read_to_string(&p).unwrap();
-    assert!(csv.starts_with("job,project,resource,cpus,gpus,start_s,end_s,deadline_s,deadline_mode,late\n"));
+    assert!(csv.starts_with(
+        "job,project,resource,cpus,gpus,start_s,end_s,deadline_s,deadline_mode,late\n"
+    ));
     assert!(csv.lines().count() > 10);
     assert!(csv.contains(",climate,cpu,") && csv.contains(",proteins,cpu,"));
 }
