@@ -71,14 +71,25 @@ pub struct ProjectMetrics {
     pub jobs_late: u64,
     pub jobs_failed: u64,
     pub rpcs: u64,
+    /// With a disk manager that enforces limits: `project_limit(p)` and the
+    /// project's peak usage, in GB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk_limit_gb: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk_peak_gb: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct DiskMetrics {
+    /// `total_limit`, the user's limit on BOINC's usage.
     pub limit_gb: f64,
+    /// The most BOINC's files used after any poll.
     pub peak_used_gb: f64,
+    /// Bytes of files the disk manager deleted.
     pub bytes_deleted: f64,
+    /// Jobs a server withheld for lack of space (in the last pass it made).
     pub jobs_refused: u64,
+    /// Time computation was suspended because nothing more could be deleted.
     pub suspended_hours: f64,
 }
 

@@ -95,6 +95,11 @@ pub struct AppInfo {
     pub input_bytes: f64,
     pub output_bytes: f64,
     pub failure_fraction: f64,
+    /// Its jobs' input files stay after the job is reported.
+    pub sticky_input: bool,
+    pub sticky_priority: u8,
+    /// Seconds from download to expiry of its files.
+    pub sticky_expiry: f64,
 }
 
 impl AppInfo {
@@ -143,6 +148,109 @@ pub struct ProjectState {
     pub has_rsc_apps: Vec<bool>,
     /// The server gives the three-state answer per resource.
     pub reports_resource_support: bool,
+    /// The project's `deletion_policy`.
+    pub deletion_policy: DeletionPolicy,
+    /// The server makes a third pass with the space this project's own files hold.
+    pub delete_from_self: bool,
+}
+
+/// Deletion priorities of `disk-management` (`client_types.h`).
+pub const P_LOW: u8 = 1;
+pub const P_MEDIUM: u8 = 3;
+pub const P_HIGH: u8 = 5;
+
+/// The order in which a project's files are deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeletionPolicy {
+    /// Least recently used first (the default).
+    #[default]
+    Lru,
+    /// Lowest priority first, in download order.
+    Priority,
+    /// Expired files first (at any priority), then least recently used.
+    Expire,
+}
+
+impl DeletionPolicy {
+    pub fn parse(s: &str) -> DeletionPolicy {
+        match s {
+            "priority" => DeletionPolicy::Priority,
+            "expire" => DeletionPolicy::Expire,
+            _ => DeletionPolicy::Lru,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// Brought by a job.
+    Input,
+    /// Left by a finished job until it is reported.
+    Output,
+    /// Kept by the project (`[[project.sticky]]`).
+    Sticky,
+}
+
+/// A file on the host (BOINC's `FILE_INFO`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileInfo {
+    pub id: u64,
+    pub project: usize,
+    pub kind: FileKind,
+    pub bytes: f64,
+    /// The job that brought or made it, while that job is on the host.
+    pub job: Option<u64>,
+    /// It stays on the host after its job is reported.
+    pub sticky: bool,
+    /// 1 (P_LOW) to 5 (P_HIGH).
+    pub priority: u8,
+    /// When it was downloaded (or written).
+    pub created: Time,
+    pub last_used: Time,
+    /// Its expiry date (`exp_date`).
+    pub expires: Time,
+}
+
+/// The files on the host and the user's limit on BOINC's disk usage.
+#[derive(Debug, Clone, Default)]
+pub struct DiskState {
+    /// The simulator keeps files only for a disk manager that enforces limits.
+    pub tracked: bool,
+    /// In creation order (ids increase).
+    pub files: Vec<FileInfo>,
+    /// `total_limit`: the least of `disk_max_used_gb`, `disk_max_used_pct` of
+    /// the disk, and the disk less non-BOINC usage less `disk_min_free_gb`.
+    pub total_limit: f64,
+    /// Space used by the core client itself (the simulated client uses none).
+    pub core_usage: f64,
+    /// Computation is suspended because nothing more could be deleted.
+    pub suspended: bool,
+    pub next_file_id: u64,
+}
+
+impl DiskState {
+    /// Bytes of all projects' files (`all_Project_usage`).
+    pub fn usage(&self) -> f64 {
+        self.files.iter().map(|f| f.bytes).sum()
+    }
+    /// Bytes of `p`'s files (`Project_usage(p)`).
+    pub fn project_usage(&self, p: usize) -> f64 {
+        self.files
+            .iter()
+            .filter(|f| f.project == p)
+            .map(|f| f.bytes)
+            .sum()
+    }
+    /// `all_Projects_limit = total_limit - core_usage`.
+    pub fn all_projects_limit(&self) -> f64 {
+        (self.total_limit - self.core_usage).max(0.0)
+    }
+    pub fn file(&self, id: u64) -> Option<&FileInfo> {
+        self.files
+            .binary_search_by_key(&id, |f| f.id)
+            .ok()
+            .map(|i| &self.files[i])
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,6 +376,19 @@ pub struct ClientState {
     pub last_schedule: Time,
     pub last_rpc: Option<Time>,
     pub connection_interval: f64,
+    /// Files on the host and the disk limit.
+    pub disk: DiskState,
+}
+
+/// The user's limit on BOINC's disk usage (BOINC's `allowed_disk_usage`):
+/// the least of `disk_max_used_gb`, `disk_max_used_pct` of the disk, and the
+/// disk less non-BOINC usage less `disk_min_free_gb`; never negative.
+pub fn total_disk_limit(s: &Scenario) -> f64 {
+    let gb = 1e9;
+    let abs = s.client.disk_max_used_gb * gb;
+    let pct = s.host.disk_gb * gb * s.client.disk_max_used_pct / 100.0;
+    let min_free = (s.host.disk_gb - s.host.non_boinc_used_gb - s.client.disk_min_free_gb) * gb;
+    abs.min(pct).min(min_free).max(0.0)
 }
 
 impl ClientState {
@@ -315,6 +436,9 @@ impl ClientState {
                             input_bytes: a.input_mb * 1e6,
                             output_bytes: a.output_mb * 1e6,
                             failure_fraction: a.failure_fraction,
+                            sticky_input: a.sticky_input,
+                            sticky_priority: a.sticky_priority,
+                            sticky_expiry: a.sticky_expiry_days * 86400.0,
                         }
                     })
                     .collect();
@@ -338,6 +462,8 @@ impl ClientState {
                     },
                     has_rsc_apps,
                     reports_resource_support: p.reports_resource_support,
+                    deletion_policy: DeletionPolicy::parse(&p.deletion_policy),
+                    delete_from_self: p.delete_from_self,
                 }
             })
             .collect();
@@ -360,7 +486,61 @@ impl ClientState {
             last_schedule: f64::NEG_INFINITY,
             last_rpc: None,
             connection_interval: s.host.connection_interval_days * 86400.0,
+            disk: DiskState {
+                total_limit: total_disk_limit(s),
+                ..Default::default()
+            },
         }
+    }
+
+    /// Starts keeping files: the projects' sticky files of the scenario (the
+    /// simulator adds the initial jobs' files).
+    pub fn track_files(&mut self, s: &Scenario) {
+        self.disk.tracked = true;
+        for (p, sp) in s.projects.iter().enumerate() {
+            for f in &sp.sticky {
+                let created = -f.age_days * 86400.0;
+                self.add_file(FileInfo {
+                    id: 0,
+                    project: p,
+                    kind: FileKind::Sticky,
+                    bytes: f.size_mb * 1e6,
+                    job: None,
+                    sticky: true,
+                    priority: f.priority,
+                    created,
+                    last_used: created,
+                    expires: created + f.expiry_days * 86400.0,
+                });
+            }
+        }
+    }
+
+    /// Adds a file (its id is assigned here); returns the id.
+    pub fn add_file(&mut self, mut f: FileInfo) -> u64 {
+        f.id = self.disk.next_file_id;
+        self.disk.next_file_id += 1;
+        let id = f.id;
+        self.disk.files.push(f);
+        id
+    }
+
+    /// A file that a queued or running job needs, or the output of a result
+    /// waiting to be reported: it cannot be deleted.
+    pub fn file_referenced(&self, f: &FileInfo) -> bool {
+        let Some(id) = f.job else { return false };
+        match self.jobs.binary_search_by_key(&id, |j| j.id) {
+            Ok(i) => match f.kind {
+                FileKind::Output => true,
+                _ => self.jobs[i].is_runnable(),
+            },
+            Err(_) => false,
+        }
+    }
+
+    /// A job that may be deleted to free its files: queued, never started.
+    pub fn job_deletable(&self, j: &Job) -> bool {
+        j.state == JobState::Queued && j.run_seconds <= 0.0
     }
 
     pub fn job(&self, id: u64) -> Option<&Job> {

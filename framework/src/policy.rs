@@ -265,9 +265,48 @@ pub trait DiskManager: Send {
     /// deleted, free if offenders and this project deleted].
     fn free_space(&self, st: &ClientState, project: usize) -> [f64; 3];
     /// Whether the manager enforces limits (the JSON then has a `disk` part).
+    /// Only then does the simulator keep files, ask [`DiskManager::make_room`]
+    /// and [`DiskManager::poll`], and have servers check free space.
     fn enforces(&self) -> bool {
         false
     }
+    /// `associate_file`: `bytes` more of `project` are about to be written
+    /// (a job's input on arrival, its output when it finishes). Returns the
+    /// files to delete first, and whether the bytes then fit. The simulator
+    /// deletes them and writes the bytes either way; [`DiskManager::poll`]
+    /// then deals with any violation.
+    fn make_room(&mut self, _st: &ClientState, _project: usize, _bytes: f64) -> DiskPlan {
+        DiskPlan {
+            fits: true,
+            ..DiskPlan::default()
+        }
+    }
+    /// `data_manager_poll`: called after every change to the files. What to
+    /// delete (results first, then files), and whether computation must be
+    /// suspended because BOINC still uses more than the user allows.
+    fn poll(&mut self, _st: &ClientState) -> DiskPlan {
+        DiskPlan::default()
+    }
+    /// `project_limit(p)` in bytes, for the report.
+    fn project_limit(&self, _st: &ClientState, _project: usize) -> Option<f64> {
+        None
+    }
+}
+
+/// Deletions a disk manager asks for. The simulator refuses (as an invalid
+/// decision) a file that is referenced or a job that has started.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiskPlan {
+    /// Queued jobs (results) to delete, by id; their input files are then
+    /// no longer referenced.
+    pub delete_jobs: Vec<u64>,
+    /// Files to delete, by id (after the jobs).
+    pub delete_files: Vec<u64>,
+    /// `make_room`: the bytes fit after the deletions. `poll`: unused.
+    pub fits: bool,
+    /// `poll`: nothing more can be freed and usage is over the limit:
+    /// suspend all computation until it is not.
+    pub suspend: bool,
 }
 
 /// One policy of each family, ready to run.

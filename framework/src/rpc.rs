@@ -66,6 +66,8 @@ impl RpcState {
 
     /// All of the project's schedulers failed, or asked-for work did not come,
     /// or a job failed: BOINC's `backoff`.
+    // `is_multiple_of` is newer than the workspace's rust-version (1.80).
+    #[allow(unknown_lints, clippy::manual_is_multiple_of)]
     pub fn backoff<R: Rng + ?Sized>(&mut self, now: f64, rng: &mut R) {
         if self.master_fetch_failures >= MASTER_FETCH_RETRY_CAP {
             self.master_fetch_pending = true;

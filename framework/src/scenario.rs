@@ -140,6 +140,27 @@ pub struct Project {
     /// Jobs already on the host when the run starts.
     #[serde(rename = "job", default)]
     pub jobs: Vec<InitialJob>,
+    /// Sticky files the project keeps on the host when the run starts.
+    #[serde(rename = "sticky", default)]
+    pub sticky: Vec<StickyFile>,
+}
+
+/// A file a project keeps on the host (`[[project.sticky]]`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StickyFile {
+    #[serde(default)]
+    pub name: String,
+    pub size_mb: f64,
+    /// Deletion priority: 1 (P_LOW) to 5 (P_HIGH).
+    #[serde(default = "defaults::priority")]
+    pub priority: u8,
+    /// Days from its download after which it has expired.
+    #[serde(default = "defaults::expiry_days")]
+    pub expiry_days: f64,
+    /// Downloaded, and last used, this many days before the run starts.
+    #[serde(default)]
+    pub age_days: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -191,6 +212,14 @@ pub struct App {
     /// Probability that a job of this app fails (crashes) part-way.
     #[serde(default)]
     pub failure_fraction: f64,
+    /// The job's input files stay on the host after it is reported (BOINC's
+    /// `<sticky/>`), with this deletion priority and expiry.
+    #[serde(default)]
+    pub sticky_input: bool,
+    #[serde(default = "defaults::priority")]
+    pub sticky_priority: u8,
+    #[serde(default = "defaults::expiry_days")]
+    pub sticky_expiry_days: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -257,6 +286,12 @@ mod defaults {
     }
     pub fn deletion_policy() -> String {
         "lru".into()
+    }
+    pub fn priority() -> u8 {
+        1
+    }
+    pub fn expiry_days() -> f64 {
+        60.0
     }
 }
 
@@ -359,6 +394,16 @@ impl Scenario {
                 Err((
                     key.into(),
                     format!("must be a fraction in (0, 1], found {v}"),
+                ))
+            }
+        }
+        fn priority(key: &str, v: u8) -> Result<(), (String, String)> {
+            if (1..=5).contains(&v) {
+                Ok(())
+            } else {
+                Err((
+                    key.into(),
+                    format!("must be a priority from 1 (P_LOW) to 5 (P_HIGH), found {v}"),
                 ))
             }
         }
@@ -512,6 +557,15 @@ impl Scenario {
                         format!("must be in [0, 1), found {}", a.failure_fraction),
                     ));
                 }
+                priority(&ka("sticky_priority"), a.sticky_priority)?;
+                positive(&ka("sticky_expiry_days"), a.sticky_expiry_days)?;
+            }
+            for (j, f) in p.sticky.iter().enumerate() {
+                let kf = |s: &str| k(&format!("sticky.{j}.{s}"));
+                non_negative(&kf("size_mb"), f.size_mb)?;
+                priority(&kf("priority"), f.priority)?;
+                positive(&kf("expiry_days"), f.expiry_days)?;
+                non_negative(&kf("age_days"), f.age_days)?;
             }
             if p.apps.iter().all(|a| a.weight == 0.0) {
                 return Err((k("app"), "at least one app needs a positive weight".into()));
@@ -651,6 +705,26 @@ flops_mean = 1e12
         let e = Scenario::from_toml_str(&text, Path::new("x.toml")).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("project.0.resource_share"));
         assert_eq!(e.line, Some(9));
+    }
+
+    #[test]
+    fn sticky_files_take_their_defaults_and_a_bad_priority_is_located() {
+        let text = format!("{MINIMAL}[[project.sticky]]\nsize_mb = 10\n");
+        let s = Scenario::from_toml_str(&text, Path::new("x.toml")).unwrap();
+        let f = &s.projects[0].sticky[0];
+        assert_eq!((f.priority, f.expiry_days, f.age_days), (1, 60.0, 0.0));
+        assert!(!s.projects[0].apps[0].sticky_input);
+        let text = format!("{text}priority = 6\n");
+        let e = Scenario::from_toml_str(&text, Path::new("x.toml")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("project.0.sticky.0.priority"));
+        let line = text.lines().position(|l| l == "priority = 6").unwrap() + 1;
+        assert_eq!(e.line, Some(line));
+        let text = MINIMAL.replace(
+            "flops_mean = 1e12",
+            "flops_mean = 1e12\nsticky_priority = 0",
+        );
+        let e = Scenario::from_toml_str(&text, Path::new("x.toml")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("project.0.app.0.sticky_priority"));
     }
 
     #[test]

@@ -14,10 +14,10 @@
 
 use crate::availability::OnOffProcess;
 use crate::metrics::{self, DiskMetrics, Metrics, ProjectMetrics, ResourceMetrics, RunReport};
-use crate::model::{ClientState, Job, JobState, RunMode, Time, CPU};
+use crate::model::{ClientState, FileInfo, FileKind, Job, JobState, RunMode, Time, CPU};
 use crate::policy::{
-    Candidate, PolicyError, PolicySet, ReportedJob, RpcReply, RscStatus, RunList, ServerRequest,
-    Verdict, WorkRequest,
+    Candidate, DiskPlan, PolicyError, PolicySet, ReportedJob, RpcReply, RscStatus, RunList,
+    ServerRequest, Verdict, WorkRequest,
 };
 use crate::registry::Family;
 use crate::rng::{stream, SimRng};
@@ -138,6 +138,26 @@ pub struct Simulation {
     timeline: Option<Timeline>,
     log: Vec<String>,
     steps_visited: u64,
+    disk: DiskBook,
+}
+
+/// The simulator's side of the disk: what changed since the last poll and
+/// the figures of the report.
+#[derive(Default)]
+struct DiskBook {
+    /// Files changed since the last poll.
+    dirty: bool,
+    /// Jobs that finished and whose output is still to be written.
+    outputs_pending: Vec<u64>,
+    jobs_discarded: u64,
+    bytes_deleted: f64,
+    jobs_refused: u64,
+    /// An invalid plan of `make_room`, reported at the next check.
+    plan_error: Option<SimError>,
+    suspended_since: Option<Time>,
+    suspended_seconds: f64,
+    peak: f64,
+    peak_project: Vec<f64>,
 }
 
 impl Simulation {
@@ -222,8 +242,14 @@ impl Simulation {
             timeline: opts.timeline.then(Timeline::default),
             log: Vec::new(),
             steps_visited: 0,
+            disk: DiskBook::default(),
             opts,
         };
+        if sim.pol.disk.enforces() {
+            sim.st.track_files(scn);
+            sim.disk.dirty = true;
+            sim.disk.peak_project = vec![0.0; sim.st.projects.len()];
+        }
         sim.add_initial_jobs(scn);
         sim.done_step = vec![u64::MAX; sim.st.jobs.len()];
         sim
@@ -255,7 +281,9 @@ impl Simulation {
                     job.prior_seconds = job.run_seconds;
                     job.state = JobState::Preempted;
                 }
+                let (id, now) = (job.id, job.received);
                 self.st.jobs.push(job);
+                self.add_input_file(p, a, id, now, false);
             }
         }
     }
@@ -354,6 +382,9 @@ impl Simulation {
         }
         self.settle(self.nsteps);
         self.st.now = self.time(self.nsteps);
+        if let Some(t0) = self.disk.suspended_since.take() {
+            self.disk.suspended_seconds += self.st.now - t0;
+        }
         self.close_timeline();
         self.check_invariants().map_err(|m| SimError {
             time: self.st.now,
@@ -376,6 +407,12 @@ impl Simulation {
         self.st.now = t;
         if self.host_flip == Some(k) {
             self.flip_host(k);
+        }
+        if self.st.disk.tracked {
+            self.write_outputs()?;
+            if self.disk_poll()? {
+                self.reschedule = true;
+            }
         }
         if !self.st.host_on {
             return Ok(());
@@ -492,12 +529,15 @@ impl Simulation {
                     }
                     self.done_step[i] = u64::MAX;
                     self.finished_now.push(i);
+                    if self.st.disk.tracked {
+                        self.disk.outputs_pending.push(j.id);
+                    }
                 }
             }
-            for r in 0..nrsc {
+            for (r, busy) in busy_r.iter().enumerate() {
                 let cap = self.st.host.ninstances(r) * self.st.host.instance_flops(r) * span;
                 self.avail_flops[r] += cap;
-                self.idle_flops[r] += cap - busy_r[r] * self.st.host.instance_flops(r);
+                self.idle_flops[r] += cap - busy * self.st.host.instance_flops(r);
             }
             for (p, pr) in self.st.projects.iter_mut().enumerate() {
                 let s = &mut pr.stats;
@@ -584,6 +624,10 @@ impl Simulation {
                 .cpu
                 .schedule(&v, &mut out)
                 .map_err(|e| self.policy_err(Family::Cpu, e))?;
+        }
+        if self.st.disk.suspended {
+            // Computation is suspended for lack of disk space.
+            out.clear();
         }
         let r = self.apply_schedule(&out);
         self.runlist = out;
@@ -765,7 +809,8 @@ impl Simulation {
                 );
             }
             let got_jobs = self.do_rpc(req)?;
-            if got_jobs {
+            let suspension_changed = self.st.disk.tracked && self.disk_poll()?;
+            if got_jobs || suspension_changed {
                 self.schedule()?;
             }
         }
@@ -968,7 +1013,207 @@ impl Simulation {
                 }
                 keep
             });
+            if self.st.disk.tracked {
+                self.release_files(p, now);
+            }
         }
+    }
+
+    /// After a report: outputs and non-sticky inputs of `p`'s jobs that left
+    /// the host are deleted (the server has them); sticky inputs stay.
+    fn release_files(&mut self, p: usize, now: Time) {
+        let jobs = &self.st.jobs;
+        let gone = |f: &FileInfo| {
+            f.project == p
+                && f.job
+                    .is_some_and(|id| jobs.binary_search_by_key(&id, |j| j.id).is_err())
+        };
+        let mut changed = false;
+        self.st.disk.files.retain_mut(|f| {
+            if !gone(f) {
+                return true;
+            }
+            changed = true;
+            if f.kind == FileKind::Input && f.sticky {
+                f.job = None;
+                f.last_used = now;
+                true
+            } else {
+                false
+            }
+        });
+        self.disk.dirty |= changed;
+    }
+
+    /// Writes a job's input file on arrival, making room first.
+    fn add_input_file(&mut self, p: usize, a: usize, job: u64, now: Time, make_room: bool) {
+        if !self.st.disk.tracked {
+            return;
+        }
+        let app = &self.st.projects[p].apps[a];
+        let f = FileInfo {
+            id: 0,
+            project: p,
+            kind: FileKind::Input,
+            bytes: app.input_bytes,
+            job: Some(job),
+            sticky: app.sticky_input,
+            priority: if app.sticky_input {
+                app.sticky_priority
+            } else {
+                crate::model::P_LOW
+            },
+            created: now,
+            last_used: now,
+            expires: now + app.sticky_expiry,
+        };
+        self.write_file(f, make_room);
+    }
+
+    /// Writes a file, after the deletions the disk manager asks for to make
+    /// room. Errors in the plan are kept for the next poll to report.
+    fn write_file(&mut self, f: FileInfo, make_room: bool) {
+        if f.bytes <= 0.0 {
+            return;
+        }
+        if make_room {
+            let plan = self.pol.disk.make_room(&self.st, f.project, f.bytes);
+            if let Err(e) = self.apply_disk_plan(&plan) {
+                self.disk.plan_error.get_or_insert(e);
+            }
+        }
+        self.st.add_file(f);
+        self.disk.dirty = true;
+    }
+
+    /// The outputs of jobs that finished since the last step.
+    fn write_outputs(&mut self) -> Result<(), SimError> {
+        let pending = std::mem::take(&mut self.disk.outputs_pending);
+        for &id in &pending {
+            let Some(j) = self.st.job(id) else { continue };
+            let (p, a, at) = (j.project, j.app, j.finished_at);
+            for f in self.st.disk.files.iter_mut() {
+                if f.job == Some(id) {
+                    f.last_used = at;
+                }
+            }
+            let app = &self.st.projects[p].apps[a];
+            let f = FileInfo {
+                id: 0,
+                project: p,
+                kind: FileKind::Output,
+                bytes: app.output_bytes,
+                job: Some(id),
+                sticky: false,
+                priority: crate::model::P_LOW,
+                created: at,
+                last_used: at,
+                expires: at + app.sticky_expiry,
+            };
+            self.write_file(f, true);
+        }
+        self.disk.outputs_pending = pending;
+        self.disk.outputs_pending.clear();
+        if let Some(e) = self.disk.plan_error.take() {
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Applies a disk manager's deletions after checking them.
+    fn apply_disk_plan(&mut self, plan: &DiskPlan) -> Result<(), SimError> {
+        for &id in &plan.delete_jobs {
+            let Ok(i) = self.st.jobs.binary_search_by_key(&id, |j| j.id) else {
+                return Err(self.invalid(Family::Disk, format!("job {id} is not on the host")));
+            };
+            if !self.st.job_deletable(&self.st.jobs[i]) {
+                return Err(self.invalid(
+                    Family::Disk,
+                    format!("job {id} has started or finished and cannot be deleted"),
+                ));
+            }
+            let j = self.st.jobs.remove(i);
+            self.done_step.remove(i);
+            // Finished jobs not yet handled are kept by index.
+            for x in self.finished_now.iter_mut().filter(|x| **x > i) {
+                *x -= 1;
+            }
+            self.disk.jobs_discarded += 1;
+            self.reschedule = true;
+            for f in self.st.disk.files.iter_mut() {
+                if f.job == Some(id) {
+                    f.job = None;
+                }
+            }
+            self.log.push(format!(
+                "{}: disk: deleted queued job {id} of project `{}` to free space",
+                format_time(self.st.now),
+                self.st.projects[j.project].name
+            ));
+        }
+        for &id in &plan.delete_files {
+            let Ok(i) = self.st.disk.files.binary_search_by_key(&id, |f| f.id) else {
+                return Err(self.invalid(Family::Disk, format!("file {id} is not on the host")));
+            };
+            if self.st.file_referenced(&self.st.disk.files[i]) {
+                return Err(self.invalid(
+                    Family::Disk,
+                    format!("file {id} is referenced by a job on the host and cannot be deleted"),
+                ));
+            }
+            let f = self.st.disk.files.remove(i);
+            if std::env::var("VCSIM_TRACE").is_ok() {
+                eprintln!(
+                    "t={} disk delete p={} file={} {:?} bytes={} prio={}",
+                    self.st.now, f.project, f.id, f.kind, f.bytes, f.priority
+                );
+            }
+            self.disk.bytes_deleted += f.bytes;
+            self.disk.dirty = true;
+        }
+        Ok(())
+    }
+
+    /// `data_manager_poll` after files changed; returns whether computation
+    /// was suspended or resumed.
+    fn disk_poll(&mut self) -> Result<bool, SimError> {
+        if !self.disk.dirty {
+            return Ok(false);
+        }
+        self.disk.dirty = false;
+        let plan = self.pol.disk.poll(&self.st);
+        self.apply_disk_plan(&plan)?;
+        self.disk.dirty = false;
+        let d = &self.st.disk;
+        let used = d.usage();
+        self.disk.peak = self.disk.peak.max(used);
+        for (p, peak) in self.disk.peak_project.iter_mut().enumerate() {
+            *peak = peak.max(d.project_usage(p));
+        }
+        let now = self.st.now;
+        if plan.suspend == d.suspended {
+            return Ok(false);
+        }
+        self.st.disk.suspended = plan.suspend;
+        if plan.suspend {
+            self.disk.suspended_since = Some(now);
+            self.log.push(format!(
+                "{}: disk: BOINC uses {:.3} GB, more than the {:.3} GB the user allows, and nothing more can be deleted: computation suspended",
+                format_time(now),
+                used / 1e9,
+                self.st.disk.total_limit / 1e9
+            ));
+        } else {
+            if let Some(t0) = self.disk.suspended_since.take() {
+                self.disk.suspended_seconds += now - t0;
+            }
+            self.log.push(format!(
+                "{}: disk: usage {:.3} GB is within the limit again: computation resumed",
+                format_time(now),
+                used / 1e9
+            ));
+        }
+        Ok(true)
     }
 
     /// The server side of an RPC: the feeder offers candidates, the sender picks.
@@ -1020,51 +1265,88 @@ impl Simulation {
             workload: &workload,
             free_bytes: free,
         };
+        // With an enforcing disk manager the server makes passes against the
+        // three free-space amounts: the next only when the last sent nothing
+        // and withheld something for lack of space; the third only for a
+        // project that deletes from itself.
+        let enforce = self.st.disk.tracked;
+        let npasses = match (enforce, pr.delete_from_self) {
+            (false, _) => 1,
+            (true, false) => 2,
+            (true, true) => 3,
+        };
+        let smallest = eligible
+            .iter()
+            .map(|&a| pr.apps[a].input_bytes + pr.apps[a].output_bytes)
+            .fold(f64::INFINITY, f64::min);
         let mut sent = std::mem::take(&mut self.sent);
-        sent.clear();
-        let mut skips = 0;
-        let max_skips = 2 * eligible.len() + 2;
-        let rng = &mut self.job_rng[p];
         let mut result = Ok(());
-        while sent.len() < MAX_JOBS_PER_REPLY {
-            let mut x = rng.gen::<f64>() * total_w;
-            let mut a = *eligible.last().expect("non-empty");
-            for &e in &eligible {
-                x -= pr.apps[e].weight;
-                if x < 0.0 {
-                    a = e;
-                    break;
-                }
-            }
-            let app = &pr.apps[a];
-            let speed = match app.gpu {
-                Some((r, n)) => n * self.st.host.instance_flops(r),
-                None => app.cpus * self.st.host.cpu_flops,
-            };
-            let cand = Candidate {
-                app: a,
-                rsc: app.rsc(),
-                cpus: app.cpus,
-                gpu_count: app.gpu.map_or(0.0, |g| g.1),
-                flops_estimate: app.flops_estimate,
-                est_seconds: app.flops_estimate / speed * dcf,
-                deadline: now + pr.latency_bound,
-            };
-            match self.pol.send.consider(&sreq, &sent, &cand) {
-                Ok(Verdict::Send) => sent.push(cand),
-                Ok(Verdict::Skip) => {
-                    skips += 1;
-                    if skips > max_skips {
+        let mut refused = 0u64;
+        for &budget in free.iter().take(npasses) {
+            sent.clear();
+            refused = 0;
+            let mut used = 0.0;
+            let mut skips = 0;
+            let max_skips = 2 * eligible.len() + 2;
+            let rng = &mut self.job_rng[p];
+            while sent.len() < MAX_JOBS_PER_REPLY {
+                let mut x = rng.gen::<f64>() * total_w;
+                let mut a = *eligible.last().expect("non-empty");
+                for &e in &eligible {
+                    x -= pr.apps[e].weight;
+                    if x < 0.0 {
+                        a = e;
                         break;
                     }
                 }
-                Ok(Verdict::Stop) => break,
-                Err(e) => {
-                    result = Err(e);
-                    break;
+                let app = &pr.apps[a];
+                let speed = match app.gpu {
+                    Some((r, n)) => n * self.st.host.instance_flops(r),
+                    None => app.cpus * self.st.host.cpu_flops,
+                };
+                let cand = Candidate {
+                    app: a,
+                    rsc: app.rsc(),
+                    cpus: app.cpus,
+                    gpu_count: app.gpu.map_or(0.0, |g| g.1),
+                    flops_estimate: app.flops_estimate,
+                    est_seconds: app.flops_estimate / speed * dcf,
+                    deadline: now + pr.latency_bound,
+                };
+                match self.pol.send.consider(&sreq, &sent, &cand) {
+                    Ok(Verdict::Send) => {
+                        let bytes = app.input_bytes + app.output_bytes;
+                        if enforce && used + bytes > budget {
+                            // Withheld for lack of space; the pass ends when
+                            // not even the smallest job would fit.
+                            refused += 1;
+                            skips += 1;
+                            if skips > max_skips || used + smallest > budget {
+                                break;
+                            }
+                        } else {
+                            used += bytes;
+                            sent.push(cand);
+                        }
+                    }
+                    Ok(Verdict::Skip) => {
+                        skips += 1;
+                        if skips > max_skips {
+                            break;
+                        }
+                    }
+                    Ok(Verdict::Stop) => break,
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
                 }
             }
+            if result.is_err() || !sent.is_empty() || refused == 0 {
+                break;
+            }
         }
+        self.disk.jobs_refused += refused;
         self.workload = workload;
         if let Err(e) = result {
             self.sent = sent;
@@ -1081,10 +1363,15 @@ impl Simulation {
             let mut job = self.make_job(p, c.app, c.flops_estimate, real, now, c.deadline);
             job.fail_at_flops = fail_at;
             jobs[c.rsc] += 1;
+            let id = job.id;
             self.st.jobs.push(job);
             self.done_step.push(u64::MAX);
+            self.add_input_file(p, c.app, id, now, true);
         }
         self.sent = sent;
+        if let Some(e) = self.disk.plan_error.take() {
+            return Err(e);
+        }
         Ok(n)
     }
 
@@ -1217,7 +1504,9 @@ impl Simulation {
                 ));
             }
         }
-        if self.jobs_reported + self.st.jobs.len() as u64 != self.jobs_created {
+        if self.jobs_reported + self.disk.jobs_discarded + self.st.jobs.len() as u64
+            != self.jobs_created
+        {
             return Err(format!(
                 "jobs lost or reported twice: {} created, {} reported, {} on the host",
                 self.jobs_created,
@@ -1311,15 +1600,27 @@ impl Simulation {
                     jobs_late: p.stats.jobs_late,
                     jobs_failed: p.stats.jobs_failed,
                     rpcs: p.stats.rpcs,
+                    disk_limit_gb: self
+                        .st
+                        .disk
+                        .tracked
+                        .then(|| self.pol.disk.project_limit(&self.st, i))
+                        .flatten()
+                        .map(|b| r6(b / 1e9)),
+                    disk_peak_gb: self
+                        .st
+                        .disk
+                        .tracked
+                        .then(|| r6(self.disk.peak_project[i] / 1e9)),
                 }
             })
             .collect();
-        let disk = self.pol.disk.enforces().then(|| DiskMetrics {
-            limit_gb: 0.0,
-            peak_used_gb: 0.0,
-            bytes_deleted: 0.0,
-            jobs_refused: 0,
-            suspended_hours: 0.0,
+        let disk = self.st.disk.tracked.then(|| DiskMetrics {
+            limit_gb: r6(self.st.disk.total_limit / 1e9),
+            peak_used_gb: r6(self.disk.peak / 1e9),
+            bytes_deleted: self.disk.bytes_deleted.round(),
+            jobs_refused: self.disk.jobs_refused,
+            suspended_hours: r6(self.disk.suspended_seconds / 3600.0),
         });
         RunReport {
             scenario: self.scenario_name.clone(),

@@ -7,6 +7,7 @@ pub mod cs1;
 pub mod cs2;
 pub mod debt;
 pub mod disk_none;
+pub mod disk_share;
 pub mod gpu;
 pub mod jc;
 pub mod rr_sim;
@@ -27,6 +28,7 @@ inventory::submit! { BuiltinPolicy { family: Family::Send, name: "ws2", summary:
 inventory::submit! { BuiltinPolicy { family: Family::Estimate, name: "jc1", summary: "F*A + (1-F)*B without correction (paper's JC1)", make: || AnyPolicy::Estimate(Box::<jc::Jc1>::default()) } }
 inventory::submit! { BuiltinPolicy { family: Family::Estimate, name: "jc2", summary: "F*A + (1-F)*B with a per-project duration correction factor (paper's JC2)", make: || AnyPolicy::Estimate(Box::<jc::Jc2>::default()) } }
 inventory::submit! { BuiltinPolicy { family: Family::Disk, name: "none", summary: "enforces nothing: the whole disk is reported free", make: || AnyPolicy::Disk(Box::<disk_none::NoDiskLimits>::default()) } }
+inventory::submit! { BuiltinPolicy { family: Family::Disk, name: "share", summary: "disk-management: project limits by resource share, deletion from the greatest offender, three free-space amounts", make: || AnyPolicy::Disk(Box::<disk_share::ShareDisk>::default()) } }
 
 /// Call from a binary so that the linker keeps this crate's registrations.
 pub fn link() {}

@@ -1,0 +1,334 @@
+//! The `share` disk manager of `disk-management`: every project may use its
+//! resource share of the space BOINC may use (and the space others leave
+//! unused); files are deleted from the greatest offender first.
+//!
+//! - `total_limit` comes from the user's preferences (the simulator computes
+//!   it: [`vcsim_framework::model::total_disk_limit`]);
+//!   `all_projects_limit = total_limit - core_usage`;
+//!   `project_limit(p) = all_projects_limit x share(p)`.
+//! - A project is an offender when `usage(p) - project_limit(p) > 0`.
+//! - [`get_more_disk_space`] and [`associate_file`] follow the seed's pseudo
+//!   code, raising the deletion priority one level at a time.
+//! - [`data_manager_poll`]: offenders, then one file at a time round the
+//!   projects, then one result at a time; when all fail, suspend.
+//!
+//! A file can be deleted at level `l` when it is not referenced and its
+//! level is at most `l`. Its level is its priority (1 = P_LOW .. 5 = P_HIGH),
+//! or 0 when it is expendable: a non-sticky file whose job no longer needs
+//! it, or an expired file of a project whose policy is `expire`. Within a
+//! level the project's policy orders the files: `priority` in download
+//! order, `lru` and `expire` least recently used first.
+
+use std::cmp::Ordering;
+use vcsim_framework::model::{DeletionPolicy, FileInfo, P_HIGH, P_LOW};
+use vcsim_framework::{ClientState, DiskManager, DiskPlan};
+
+#[derive(Default)]
+pub struct ShareDisk;
+
+/// `project_limit(p) = all_projects_limit x share(p)`.
+pub fn project_limit(st: &ClientState, p: usize) -> f64 {
+    let total = st.total_share();
+    if total <= 0.0 {
+        return 0.0;
+    }
+    st.disk.all_projects_limit() * st.projects[p].resource_share / total
+}
+
+/// The level at which a file becomes deletable (0: expendable).
+pub fn deletion_level(st: &ClientState, f: &FileInfo) -> u8 {
+    let expired = f.expires <= st.now;
+    if !f.sticky || (expired && st.projects[f.project].deletion_policy == DeletionPolicy::Expire) {
+        0
+    } else {
+        f.priority
+    }
+}
+
+/// The order in which `p`'s files are deleted: by level, then the project's
+/// policy, then file id.
+pub fn deletion_order(st: &ClientState, a: &FileInfo, b: &FileInfo) -> Ordering {
+    let la = deletion_level(st, a);
+    let lb = deletion_level(st, b);
+    let by_policy = match st.projects[a.project].deletion_policy {
+        DeletionPolicy::Priority => a.created.total_cmp(&b.created),
+        DeletionPolicy::Lru | DeletionPolicy::Expire => a.last_used.total_cmp(&b.last_used),
+    };
+    la.cmp(&lb).then(by_policy).then(a.id.cmp(&b.id))
+}
+
+/// A plan being made: the state as it will be after the deletions so far.
+pub struct Scratch<'a> {
+    pub st: &'a ClientState,
+    pub limit: Vec<f64>,
+    pub usage: Vec<f64>,
+    pub total: f64,
+    gone: Vec<bool>,
+    referenced: Vec<bool>,
+    /// Per project, its deletable files in deletion order (indices into files).
+    order: Vec<Vec<usize>>,
+    pub plan: DiskPlan,
+}
+
+impl<'a> Scratch<'a> {
+    pub fn new(st: &'a ClientState) -> Scratch<'a> {
+        let np = st.projects.len();
+        let files = &st.disk.files;
+        let mut usage = vec![0.0; np];
+        for f in files {
+            usage[f.project] += f.bytes;
+        }
+        let referenced: Vec<bool> = files.iter().map(|f| st.file_referenced(f)).collect();
+        let mut s = Scratch {
+            st,
+            limit: (0..np).map(|p| project_limit(st, p)).collect(),
+            total: usage.iter().sum(),
+            usage,
+            gone: vec![false; files.len()],
+            referenced,
+            order: vec![Vec::new(); np],
+            plan: DiskPlan::default(),
+        };
+        s.sort();
+        s
+    }
+
+    fn sort(&mut self) {
+        let st = self.st;
+        for o in &mut self.order {
+            o.clear();
+        }
+        for (i, f) in st.disk.files.iter().enumerate() {
+            if !self.gone[i] && !self.referenced[i] {
+                self.order[f.project].push(i);
+            }
+        }
+        for o in &mut self.order {
+            o.sort_by(|&a, &b| deletion_order(st, &st.disk.files[a], &st.disk.files[b]));
+        }
+    }
+
+    /// `free_space = all_projects_limit - all_project_usage` (may be negative).
+    pub fn free(&self) -> f64 {
+        self.st.disk.all_projects_limit() - self.total
+    }
+
+    pub fn excess(&self, p: usize) -> f64 {
+        self.usage[p] - self.limit[p]
+    }
+
+    /// The greatest offender among the projects not `checked`.
+    pub fn greatest_offender(&self, checked: &[bool]) -> Option<usize> {
+        let mut best: Option<(usize, f64)> = None;
+        for (p, &c) in checked.iter().enumerate() {
+            let e = self.excess(p);
+            if !c && e > 0.0 && best.is_none_or(|(_, b)| e > b) {
+                best = Some((p, e));
+            }
+        }
+        best.map(|(p, _)| p)
+    }
+
+    fn delete(&mut self, i: usize) {
+        let f = &self.st.disk.files[i];
+        self.gone[i] = true;
+        self.usage[f.project] -= f.bytes;
+        self.total -= f.bytes;
+        self.plan.delete_files.push(f.id);
+        self.order[f.project].retain(|&x| x != i);
+    }
+
+    /// The next file of `p` deletable at `level`, if any.
+    pub fn next_file(&self, p: usize, level: u8) -> Option<usize> {
+        let st = self.st;
+        self.order[p]
+            .iter()
+            .copied()
+            .find(|&i| deletion_level(st, &st.disk.files[i]) <= level)
+    }
+
+    /// Bytes of `p`'s files that could be deleted at any level.
+    pub fn deletable_bytes(&self, p: usize) -> f64 {
+        self.order[p]
+            .iter()
+            .map(|&i| self.st.disk.files[i].bytes)
+            .sum()
+    }
+
+    /// Deletes `p`'s files deletable at `level` until it is not an offender.
+    fn delete_down_to_limit(&mut self, p: usize, level: u8) {
+        while self.excess(p) > 0.0 {
+            match self.next_file(p, level) {
+                Some(i) => self.delete(i),
+                None => break,
+            }
+        }
+    }
+
+    /// Deletes a queued job (a result) and then its files.
+    fn delete_job(&mut self, id: u64) {
+        self.plan.delete_jobs.push(id);
+        let files: Vec<usize> = (0..self.st.disk.files.len())
+            .filter(|&i| !self.gone[i] && self.st.disk.files[i].job == Some(id))
+            .collect();
+        for &i in &files {
+            self.referenced[i] = false;
+        }
+        self.sort();
+        for i in files {
+            self.delete(i);
+        }
+    }
+}
+
+/// `get_more_disk_space(p, space_needed)`: frees space from the greatest
+/// offender first, only its files deletable at the current level and only
+/// until it is no longer an offender; when no offender is left (or only `p`
+/// itself), raises the level; fails past P_HIGH.
+pub fn get_more_disk_space(s: &mut Scratch, p: usize, needed: f64) -> bool {
+    if s.free() >= needed {
+        return true;
+    }
+    let np = s.usage.len();
+    let mut checked = vec![false; np];
+    let mut level = P_LOW;
+    while s.free() < needed {
+        match s.greatest_offender(&checked) {
+            Some(g) if g == p => checked[g] = true,
+            Some(g) => {
+                checked[g] = true;
+                s.delete_down_to_limit(g, level);
+            }
+            None => {
+                if level >= P_HIGH {
+                    return false;
+                }
+                level += 1;
+                checked.iter_mut().for_each(|c| *c = false);
+            }
+        }
+    }
+    true
+}
+
+/// `associate_file(fip, p)`: room from offenders first, then from `p`'s own
+/// expendable files; whether `bytes` then fit.
+pub fn associate_file(s: &mut Scratch, p: usize, bytes: f64) -> bool {
+    if get_more_disk_space(s, p, bytes) {
+        return true;
+    }
+    while s.free() < bytes {
+        match s.next_file(p, P_HIGH) {
+            Some(i) => s.delete(i),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// `data_manager_poll`: nothing when BOINC's usage is within `total_limit`;
+/// otherwise deletions in the seed's three stages, and suspension when they
+/// are not enough.
+pub fn data_manager_poll(s: &mut Scratch) {
+    let limit = s.st.disk.total_limit;
+    let core = s.st.disk.core_usage;
+    let over = |s: &Scratch| s.total + core > limit;
+    if !over(s) {
+        return;
+    }
+    let np = s.usage.len();
+    // 1. The offenders, greatest first, until none is one or nothing is left.
+    let mut checked = vec![false; np];
+    while over(s) {
+        let Some(g) = s.greatest_offender(&checked) else {
+            break;
+        };
+        checked[g] = true;
+        while over(s) && s.excess(g) > 0.0 {
+            match s.next_file(g, P_HIGH) {
+                Some(i) => s.delete(i),
+                None => break,
+            }
+        }
+    }
+    // 2. One file at a time round the projects, until only referenced files are left.
+    let mut progress = true;
+    while over(s) && progress {
+        progress = false;
+        for p in 0..np {
+            if !over(s) {
+                break;
+            }
+            if let Some(i) = s.next_file(p, P_HIGH) {
+                s.delete(i);
+                progress = true;
+            }
+        }
+    }
+    // 3. One result at a time round the projects (the latest received
+    //    first), until only results that are reported or computing are left.
+    let mut progress = true;
+    while over(s) && progress {
+        progress = false;
+        for p in 0..np {
+            if !over(s) {
+                break;
+            }
+            let st = s.st;
+            let job = st
+                .jobs
+                .iter()
+                .rev()
+                .find(|j| {
+                    j.project == p && st.job_deletable(j) && !s.plan.delete_jobs.contains(&j.id)
+                })
+                .map(|j| j.id);
+            if let Some(id) = job {
+                s.delete_job(id);
+                progress = true;
+            }
+        }
+    }
+    s.plan.suspend = over(s);
+}
+
+/// The three amounts told to `p`'s server: free; free if offenders' files
+/// were deleted (each down to its limit, as `get_more_disk_space` would);
+/// free if `p`'s own deletable files were deleted too.
+pub fn free_amounts(st: &ClientState, p: usize) -> [f64; 3] {
+    let s = Scratch::new(st);
+    let free = s.free();
+    let mut from_offenders = 0.0;
+    for q in 0..s.usage.len() {
+        if q != p && s.excess(q) > 0.0 {
+            from_offenders += s.deletable_bytes(q).min(s.excess(q));
+        }
+    }
+    let a1 = free.max(0.0);
+    let a2 = (free + from_offenders).max(0.0);
+    let a3 = (free + from_offenders + s.deletable_bytes(p)).max(0.0);
+    [a1, a2, a3]
+}
+
+impl DiskManager for ShareDisk {
+    fn free_space(&self, st: &ClientState, project: usize) -> [f64; 3] {
+        free_amounts(st, project)
+    }
+    fn enforces(&self) -> bool {
+        true
+    }
+    fn make_room(&mut self, st: &ClientState, project: usize, bytes: f64) -> DiskPlan {
+        let mut s = Scratch::new(st);
+        let fits = associate_file(&mut s, project, bytes);
+        s.plan.fits = fits;
+        s.plan
+    }
+    fn poll(&mut self, st: &ClientState) -> DiskPlan {
+        let mut s = Scratch::new(st);
+        data_manager_poll(&mut s);
+        s.plan
+    }
+    fn project_limit(&self, st: &ClientState, project: usize) -> Option<f64> {
+        Some(project_limit(st, project))
+    }
+}

@@ -1,0 +1,250 @@
+//! Disk as a constraint: the `share` manager on the disk scenarios, its JSON,
+//! suspension when nothing can be freed, and the new scenario keys' errors.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn vcsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("vcsim runs")
+}
+
+fn ok(args: &[&str]) -> (String, String) {
+    let out = vcsim(args);
+    assert!(
+        out.status.success(),
+        "vcsim {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8(out.stdout).expect("utf-8"),
+        String::from_utf8(out.stderr).expect("utf-8"),
+    )
+}
+
+fn scenario_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vcsim-disk-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.toml"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const SHARE: &str = "disk=share";
+const NONE: &str = "CS2_WF2_WS2_JC2";
+
+#[test]
+fn compare_on_disk_tight() {
+    let (out, _) = ok(&[
+        "compare",
+        "scenarios/disk-tight.toml",
+        "--policy",
+        NONE,
+        "--policy",
+        SHARE,
+        "--replications",
+        "3",
+    ]);
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn compare_on_disk_passes() {
+    let (out, _) = ok(&[
+        "compare",
+        "scenarios/disk-passes.toml",
+        "--policy",
+        NONE,
+        "--policy",
+        SHARE,
+        "--replications",
+        "3",
+    ]);
+    insta::assert_snapshot!(out);
+}
+
+fn json(scenario: &str) -> serde_json::Value {
+    let (out, _) = ok(&["run", scenario, "--policy", SHARE, "--format", "json"]);
+    serde_json::from_str(&out).expect("json")
+}
+
+#[test]
+fn the_share_manager_reports_disk_metrics_and_project_limits() {
+    for s in ["scenarios/disk-tight.toml", "scenarios/disk-passes.toml"] {
+        let v = json(s);
+        insta::assert_json_snapshot!(
+            format!("share_disk_{}", s.trim_start_matches("scenarios/")),
+            serde_json::json!({ "disk": v["disk"], "projects": v["projects"] })
+        );
+        let d = &v["disk"];
+        let limit = d["limit_gb"].as_f64().unwrap();
+        assert!(
+            d["peak_used_gb"].as_f64().unwrap() <= limit + 1e-9,
+            "{s}: {d}"
+        );
+        assert!(d["bytes_deleted"].as_f64().unwrap() > 0.0, "{s}: {d}");
+        assert!(d["jobs_refused"].as_u64().unwrap() > 0, "{s}: {d}");
+        for p in v["projects"].as_array().unwrap() {
+            assert!(p["disk_limit_gb"].is_number() && p["disk_peak_gb"].is_number());
+        }
+    }
+}
+
+#[test]
+fn the_none_manager_adds_no_disk_fields() {
+    let (out, _) = ok(&["run", "scenarios/disk-tight.toml", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v.get("disk").is_none(), "{out}");
+    assert!(
+        !out.contains("disk_limit_gb") && !out.contains("disk_peak_gb"),
+        "{out}"
+    );
+}
+
+#[test]
+fn jumping_between_events_agrees_with_visiting_every_step_on_disk_passes() {
+    let a = ok(&[
+        "run",
+        "scenarios/disk-passes.toml",
+        "--policy",
+        SHARE,
+        "--format",
+        "json",
+    ]);
+    let b = ok(&[
+        "run",
+        "scenarios/disk-passes.toml",
+        "--policy",
+        SHARE,
+        "--format",
+        "json",
+        "--fixed-step",
+    ]);
+    assert_eq!(a, b);
+}
+
+const TOO_BIG: &str = r#"
+name = "too-big"
+duration_days = 2
+[host]
+ncpus = 1
+cpu_flops = 1e9
+[client]
+disk_max_used_gb = 1
+[[project]]
+name = "A"
+resource_share = 1
+latency_bound_days = 3
+[[project.app]]
+name = "main"
+flops_estimate = 3.6e12
+flops_mean = 3.6e12
+output_mb = 10
+[[project.job]]
+app = "main"
+deadline_days = 2
+[[project.sticky]]
+name = "held"
+size_mb = 995
+"#;
+
+#[test]
+fn when_nothing_can_be_freed_computation_is_suspended_and_the_user_told() {
+    // A started job's input (10 MB) is more than the user allows (5 MB):
+    // the file is referenced and the job cannot be deleted.
+    let text = TOO_BIG
+        .replace("disk_max_used_gb = 1", "disk_max_used_gb = 0.005")
+        .replace("output_mb = 10", "input_mb = 10")
+        .replace(
+            "deadline_days = 2",
+            "deadline_days = 2\nfraction_done = 0.1",
+        )
+        .replace("[[project.sticky]]\nname = \"held\"\nsize_mb = 995\n", "");
+    let p = scenario_file("too-big", &text);
+    let (out, err) = ok(&[
+        "run",
+        p.to_str().unwrap(),
+        "--policy",
+        SHARE,
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(err.contains("computation suspended"), "{err}");
+    // Suspended from the start to the end: nothing ever ran.
+    assert_eq!(v["disk"]["suspended_hours"].as_f64(), Some(48.0), "{out}");
+    assert_eq!(v["metrics"]["jobs_on_time"].as_u64(), Some(0), "{out}");
+}
+
+#[test]
+fn the_poll_deletes_a_sticky_file_to_stay_within_the_limit() {
+    let p = scenario_file("sticky", TOO_BIG);
+    let (out, err) = ok(&[
+        "run",
+        p.to_str().unwrap(),
+        "--policy",
+        SHARE,
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(!err.contains("suspended"), "{err}");
+    assert_eq!(v["disk"]["bytes_deleted"].as_f64(), Some(995e6), "{out}");
+}
+
+#[test]
+fn a_bad_sticky_priority_names_its_key_and_line() {
+    let text = TOO_BIG.replace("size_mb = 995", "size_mb = 995\npriority = 9");
+    let p = scenario_file("bad-priority", &text);
+    let out = vcsim(&["run", p.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = text.lines().position(|l| l == "priority = 9").unwrap() + 1;
+    assert!(
+        err.contains("project.0.sticky.0.priority") && err.contains(&format!(":{line}")),
+        "{err}"
+    );
+    assert!(err.contains("from 1 (P_LOW) to 5 (P_HIGH)"), "{err}");
+}
+
+#[test]
+fn a_negative_sticky_size_and_a_zero_expiry_are_refused() {
+    let text = TOO_BIG.replace("size_mb = 995", "size_mb = -1");
+    let p = scenario_file("bad-size", &text);
+    let out = vcsim(&["run", p.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("project.0.sticky.0.size_mb"));
+    let text = TOO_BIG.replace("output_mb = 10", "output_mb = 10\nsticky_expiry_days = 0");
+    let p = scenario_file("bad-expiry", &text);
+    let out = vcsim(&["run", p.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("project.0.app.0.sticky_expiry_days"));
+}
+
+#[test]
+fn the_poll_deletes_a_queued_result_and_keeps_the_started_one() {
+    // Two jobs bring 10 MB each; the user allows 15 MB. The started one stays.
+    let text = TOO_BIG
+        .replace("disk_max_used_gb = 1", "disk_max_used_gb = 0.015")
+        .replace("output_mb = 10", "input_mb = 10")
+        .replace(
+            "deadline_days = 2",
+            "deadline_days = 2\nfraction_done = 0.1\n[[project.job]]\napp = \"main\"\ndeadline_days = 2",
+        )
+        .replace("[[project.sticky]]\nname = \"held\"\nsize_mb = 995\n", "");
+    let p = scenario_file("queued", &text);
+    let (out, err) = ok(&[
+        "run",
+        p.to_str().unwrap(),
+        "--policy",
+        SHARE,
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(err.contains("deleted queued job 1 of project `A`"), "{err}");
+    assert!(!err.contains("suspended"), "{err}");
+    assert_eq!(v["disk"]["bytes_deleted"].as_f64(), Some(10e6), "{out}");
+    assert!(v["metrics"]["jobs_on_time"].as_u64().unwrap() >= 1, "{out}");
+}
