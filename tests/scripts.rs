@@ -293,7 +293,7 @@ fn the_sandbox_has_no_file_clock_or_eval() {
     );
     let e = run_error("cpu", &big);
     assert!(
-        e.contains(&format!("{big}")) && e.contains("too large"),
+        e.contains(&big.to_string()) && e.contains("too large"),
         "{e}"
     );
 }

@@ -2,6 +2,10 @@
 //! families (CS1/CS2, WF1/WF2, WS1/WS2, JC1/JC2) and the disk managers.
 //! Shared parts: the round-robin simulation ([`rr_sim`]) and debts ([`debt`]).
 
+// Policies loop over projects and resources by index, as the documents do,
+// often indexing several tables at once.
+#![allow(clippy::needless_range_loop)]
+
 pub mod capacity;
 pub mod cs1;
 pub mod cs2;

@@ -270,7 +270,7 @@ fn the_server_sends_only_what_each_resource_asks_for() {
     assert_eq!(s.consider(&req, &[], &gpu).unwrap(), Verdict::Skip);
     assert_eq!(s.consider(&req, &[], &cpu).unwrap(), Verdict::Send);
     assert_eq!(
-        s.consider(&req, &[cpu.clone()], &cpu).unwrap(),
+        s.consider(&req, std::slice::from_ref(&cpu), &cpu).unwrap(),
         Verdict::Send
     );
     assert_eq!(
@@ -297,11 +297,11 @@ fn the_server_sends_only_what_each_resource_asks_for() {
         ..req.clone()
     };
     assert_eq!(
-        s.consider(&req2, &[cpu.clone()], &cpu).unwrap(),
+        s.consider(&req2, std::slice::from_ref(&cpu), &cpu).unwrap(),
         Verdict::Skip
     );
     assert_eq!(
-        s.consider(&req2, &[cpu.clone()], &gpu).unwrap(),
+        s.consider(&req2, std::slice::from_ref(&cpu), &gpu).unwrap(),
         Verdict::Send
     );
 }

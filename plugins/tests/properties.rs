@@ -88,9 +88,9 @@ proptest! {
         );
         let mut st = state(&toml);
         let n = shares.len();
-        for p in 0..n {
+        for (p, run) in running.iter().take(n).enumerate() {
             let spec = JobSpec::queued(p, 1e13, 86400.0);
-            add_job(&mut st, if running[p] { spec.running(0.0) } else { spec });
+            add_job(&mut st, if *run { spec.running(0.0) } else { spec });
         }
         let runnable = vec![true; n];
         let mut std = ShortTermDebt::default();
