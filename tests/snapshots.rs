@@ -75,7 +75,14 @@ fn compare_every_scenario_as_json() {
 fn compare_wf2_and_gpu_on_the_gpu_scenarios() {
     for s in ["gpu-seed-example", "gpu-speed-3", "gpu-unequal-shares"] {
         let path = format!("scenarios/{s}.toml");
-        let out = vcsim(&["compare", &path, "--policy", "cpu=cs2,fetch=gpu,send=gpu", "--policy", "CS2_WF2_WS2_JC2"]);
+        let out = vcsim(&[
+            "compare",
+            &path,
+            "--policy",
+            "cpu=cs2,fetch=gpu,send=gpu",
+            "--policy",
+            "CS2_WF2_WS2_JC2",
+        ]);
         insta::assert_snapshot!(format!("gpu_compare_{s}"), out);
     }
 }
