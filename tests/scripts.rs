@@ -431,3 +431,50 @@ fn compare_watch_reruns_when_a_script_changes() {
     assert!(rest.contains("changes since the last run:"), "{rest}");
     assert!(rest.contains("idleness"), "{rest}");
 }
+
+/// A script's `log` lines and its random draws follow the run: the lines
+/// land in the run's log (printed as notes), and the draws depend on the
+/// run's seed, so two seeds give two different sequences.
+#[test]
+fn script_logs_go_to_the_runs_log_and_draws_follow_the_seed() {
+    let dir = std::env::temp_dir().join(format!("vcsim-script-log-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("noisy.rhai");
+    std::fs::write(
+        &path,
+        "fn schedule(v) {\n    if v.now == 0.0 { log(`draw ${v.random()}`); }\n    let cap = v.capacity();\n    let out = [];\n    for j in v.runnable_jobs { if cap.fits(j) { cap.take(j); out.push(round_robin(j)); } }\n    out\n}\n",
+    )
+    .unwrap();
+    let policy = format!("cpu={}", path.display());
+    let run = |seed: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_vcsim"))
+            .args([
+                "run",
+                "scenarios/paper-base.toml",
+                "--policy",
+                &policy,
+                "--seed",
+                seed,
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        err.lines()
+            .find(|l| l.contains("draw "))
+            .map(str::to_string)
+            .expect("the log line")
+    };
+    let (a, b, a2) = (run("1"), run("2"), run("1"));
+    assert!(
+        a.starts_with("note: 0d 00:00:00") && a.contains("noisy.rhai"),
+        "{a}"
+    );
+    assert_eq!(a, a2, "same seed, same draw");
+    assert_ne!(a, b, "another seed, another draw");
+}

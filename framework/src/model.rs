@@ -376,6 +376,10 @@ pub struct ClientState {
     pub last_schedule: Time,
     pub last_rpc: Option<Time>,
     pub connection_interval: f64,
+    /// The run's seed, for policies that draw at random.
+    pub seed: u64,
+    /// Lines policies logged (`View::log`), moved to the run's log after each step.
+    pub(crate) policy_log: std::cell::RefCell<Vec<String>>,
     /// Files on the host and the disk limit.
     pub disk: DiskState,
 }
@@ -486,6 +490,8 @@ impl ClientState {
             last_schedule: f64::NEG_INFINITY,
             last_rpc: None,
             connection_interval: s.host.connection_interval_days * 86400.0,
+            seed: s.seed,
+            policy_log: std::cell::RefCell::new(Vec::new()),
             disk: DiskState {
                 total_limit: total_disk_limit(s),
                 ..Default::default()

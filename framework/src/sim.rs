@@ -163,7 +163,8 @@ struct DiskBook {
 impl Simulation {
     pub fn new(scn: &Scenario, pol: PolicySet, policy_name: &str, opts: SimOptions) -> Simulation {
         let seed = opts.seed.unwrap_or(scn.seed);
-        let st = ClientState::new(scn);
+        let mut st = ClientState::new(scn);
+        st.seed = seed;
         let nrsc = st.host.nrsc();
         let dt = scn.step_seconds;
         let nsteps = ((scn.duration_days * 86400.0 / dt).ceil() as u64).max(1);
@@ -402,6 +403,14 @@ impl Simulation {
 
     /// Everything that happens at the boundary of step `k`.
     fn step(&mut self, k: u64) -> Result<(), SimError> {
+        let r = self.step_inner(k);
+        // Policies' log lines join the run's log in time order.
+        let lines = std::mem::take(&mut *self.st.policy_log.borrow_mut());
+        self.log.extend(lines);
+        r
+    }
+
+    fn step_inner(&mut self, k: u64) -> Result<(), SimError> {
         let t = self.time(k);
         self.settle(k);
         self.st.now = t;

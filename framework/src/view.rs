@@ -18,6 +18,21 @@ impl<'a> View<'a> {
     pub fn new(st: &'a ClientState, est: &'a dyn CompletionEstimator, at: Time) -> View<'a> {
         View { at, st, est }
     }
+    /// The run's seed: policies that draw at random derive their draws from it.
+    pub fn seed(&self) -> u64 {
+        self.st.seed
+    }
+    /// Adds a line to the run's log (`vcsim run` prints it as a note),
+    /// stamped with the simulated time. At most 10,000 lines a run.
+    pub fn log(&self, policy: &str, msg: &str) {
+        let mut log = self.st.policy_log.borrow_mut();
+        if log.len() < 10_000 {
+            log.push(format!(
+                "{}: {policy}: {msg}",
+                crate::sim::format_time(self.at)
+            ));
+        }
+    }
     /// The current simulated time.
     pub fn now(&self) -> Time {
         self.at

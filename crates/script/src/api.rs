@@ -276,11 +276,11 @@ fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A draw in [0, 1) from the view: a hash of the simulated time, the jobs
+/// A draw in [0, 1) from the view: a hash of the run's seed, the simulated time, the jobs
 /// on the host and their progress (which follow the run's seed), and the
 /// number of the draw within the call. The same view gives the same draws.
 fn draw(v: &View, n: u64) -> f64 {
-    let mut h = splitmix(v.now().to_bits());
+    let mut h = splitmix(v.seed() ^ splitmix(v.now().to_bits()));
     for j in v.jobs() {
         h = splitmix(h ^ j.id);
         h = splitmix(h ^ v.fraction_done(j).to_bits());
@@ -306,8 +306,23 @@ thread_local! {
     static LOG_LINES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// A log line: to standard error, prefixed with the script and the simulated time.
+/// A log line: into the run's log when a hook with a view is running (the
+/// runner prints it as a note); otherwise to standard error, prefixed with
+/// the script and the simulated time.
 pub fn log_line(msg: &str) {
+    let logged = with_frame(|fr| match fr {
+        Some(fr) => match fr.view {
+            Some(v) => {
+                v.log(&fr.script.to_string(), msg);
+                true
+            }
+            None => false,
+        },
+        None => false,
+    });
+    if logged {
+        return;
+    }
     let n = LOG_LINES.with(|c| {
         let n = c.get();
         c.set(n + 1);
@@ -538,7 +553,7 @@ fn view_api(api: &mut Api) {
         "Instances of resource r that no running job holds.",
         |_: &mut ViewH, r: i64| with_view(|v| Ok(v.idle_instances(rsc_index(v.host(), r)?))),
     );
-    api.func(S, "random", "", "float", "A draw in [0, 1), reproducible: a hash of the view (time, jobs, their progress) and of the draw's number within this call. The same view gives the same draws, so a fetcher's `request` stays pure.", |_: &mut ViewH| next_draw());
+    api.func(S, "random", "", "float", "A draw in [0, 1), reproducible: a hash of the run's seed and of the view (time, jobs, their progress) and of the draw's number within this call. The same view gives the same draws, so a fetcher's `request` stays pure.", |_: &mut ViewH| next_draw());
     api.func(
         S,
         "random",
@@ -1160,7 +1175,7 @@ fn decision_api(api: &mut Api) {
 
 fn helper_api(api: &mut Api) {
     const F: &str = "Functions";
-    api.func(F, "log", "msg", "()", "Writes a line to standard error, prefixed with the script's path and the simulated time (at most 1000 lines per thread).", |m: ImmutableString| log_line(&m));
+    api.func(F, "log", "msg", "()", "Adds a line to the run's log, stamped with the simulated time and the script's path (`vcsim run` prints it as a note; at most 10,000 lines a run). Outside a hook with a view it goes to standard error.", |m: ImmutableString| log_line(&m));
     api.func(
         F,
         "sort_by_deadline",
