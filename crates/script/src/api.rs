@@ -313,7 +313,7 @@ pub fn log_line(msg: &str) {
     let logged = with_frame(|fr| match fr {
         Some(fr) => match fr.view {
             Some(v) => {
-                v.log(&fr.script.to_string(), msg);
+                v.log(fr.script, msg);
                 true
             }
             None => false,
