@@ -305,3 +305,31 @@ fn the_server_sends_only_what_each_resource_asks_for() {
         Verdict::Send
     );
 }
+
+#[test]
+fn debt_accounting_charges_each_project_its_fair_part_per_resource() {
+    use vcsim_framework::testing::{add_job, JobSpec};
+    // The seed's example for 1000 s: A's GPU job holds the GPU, B runs nothing.
+    let mut st = seed_state();
+    add_job(&mut st, JobSpec::queued(0, 7.2e12, 1e6).running(0.0));
+    let mut f = GpuFetch::default();
+    f.account(&View::new(&st, &Jc1, 0.0)).unwrap();
+    f.data[1][0].accrues = true;
+    f.data[1][1].accrues = true;
+    f.account(&View::new(&st, &Jc1, 1000.0)).unwrap();
+    // Fair parts: A 0.75 GPU; B the CPU and 0.25 GPU.
+    assert_eq!(
+        (f.data[0][1].share, f.data[1][0].share, f.data[1][1].share),
+        (0.75, 1.0, 0.25)
+    );
+    // GPU: A earned 750 and used 1000: -250; B earned 250: +250 (mean 0).
+    assert_eq!((f.data[0][1].ltd, f.data[1][1].ltd), (-250.0, 250.0));
+    // CPU: only B takes part; its 1000 earned less its mean is 0.
+    assert_eq!(f.data[1][0].ltd, 0.0);
+    // Overall, weighted by speed (GPU twice the CPU), in CPU seconds.
+    let v = View::new(&st, &Jc1, 1000.0);
+    assert_eq!(
+        (f.overall_ltd(&v, 0), f.overall_ltd(&v, 1)),
+        (-500.0, 500.0)
+    );
+}
