@@ -322,3 +322,43 @@ fn loading_twice_reuses_the_loaded_library() {
     let b = vcsim_plugin_host::load(&example()).unwrap();
     assert!(std::sync::Arc::ptr_eq(&a, &b));
 }
+
+/// A disk manager through the ABI: `poll` and `make_room` delete files
+/// (the view of the files and the plan buffers cross intact, or vcsim
+/// refuses the plan), and `project_limit` reaches the report. The same
+/// policy in a table of the first ABI 1 size (`tidy-old`) is still loaded
+/// and run, with the framework's defaults for the calls it lacks.
+#[test]
+fn a_disk_manager_deletes_files_through_the_abi() {
+    let mut reg = builtins();
+    vcsim_plugin_host::register(&mut reg, &[lib("vcsim-plugin-fixture-dup")]).unwrap();
+    let scn = scenario("disk-tight.toml", 5.0);
+    let r = run(
+        &reg,
+        &scn,
+        "cpu=cs2,fetch=wf2,send=ws1,estimate=jc1,disk=tidy",
+    )
+    .unwrap();
+    let d = r
+        .disk
+        .as_ref()
+        .expect("an enforcing manager reports its disk");
+    assert!(d.bytes_deleted > 0.0, "{d:?}");
+    assert!(
+        r.projects.iter().all(|p| p.disk_limit_gb.is_some()),
+        "project_limit reaches the report"
+    );
+
+    let old = run(
+        &reg,
+        &scn,
+        "cpu=cs2,fetch=wf2,send=ws1,estimate=jc1,disk=tidy-old",
+    )
+    .unwrap();
+    let d = old.disk.as_ref().expect("it still enforces");
+    assert_eq!(
+        d.bytes_deleted, 0.0,
+        "no poll or make_room: nothing deleted"
+    );
+    assert!(old.projects.iter().all(|p| p.disk_limit_gb.is_none()));
+}

@@ -19,7 +19,9 @@
 //!    entry point itself). A mismatch refuses the library with an error.
 //! 3. **Tables only grow.** Within one ABI version, fields are only ever
 //!    appended to a table (new optional calls). A host uses an appended
-//!    field only when the table's `size` covers it. Any other change
+//!    field only when the table's `size` covers it (so far the
+//!    [`DiskTable`]'s `make_room`, `poll` and `project_limit`: see
+//!    [`DISK_TABLE_V1_0_SIZE`]). Any other change
 //!    (a view's layout, a call's signature or meaning) is a new
 //!    [`ABI_VERSION`], with new symbol names.
 //! 4. **Opaque state.** `create` returns the plugin's state as an opaque
@@ -323,6 +325,75 @@ pub struct EstimateView {
     pub rsc: *const RscInfo,
 }
 
+pub const FILE_INPUT: u8 = 0;
+pub const FILE_OUTPUT: u8 = 1;
+pub const FILE_STICKY: u8 = 2;
+
+pub const DELETE_LRU: u8 = 0;
+pub const DELETE_PRIORITY: u8 = 1;
+pub const DELETE_EXPIRE: u8 = 2;
+
+/// One file on the host (BOINC's `FILE_INFO`). Times are simulated seconds
+/// since the start (negative: before it).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct File {
+    pub id: u64,
+    pub project: usize,
+    pub bytes: f64,
+    /// The job that brought or made it, while it is on the host (`NO_JOB`: none).
+    pub job: u64,
+    /// `FILE_INPUT`, `FILE_OUTPUT` or `FILE_STICKY`.
+    pub kind: u8,
+    /// A job on the host needs it (or it is an output not yet reported):
+    /// it cannot be deleted.
+    pub referenced: u8,
+    /// It stays after its job is reported.
+    pub sticky: u8,
+    /// 1 (low) to 5 (high).
+    pub priority: u8,
+    pub created: f64,
+    pub last_used: f64,
+    pub expires: f64,
+}
+
+/// [`File::job`] of a file no job on the host owns.
+pub const NO_JOB: u64 = u64::MAX;
+
+/// What a disk manager sees of the files, beside the [`View`] (whose jobs
+/// say which can be deleted: queued and never started).
+#[repr(C)]
+pub struct DiskView {
+    /// The files, in creation order (ids increase).
+    pub files: *const File,
+    pub nfiles: usize,
+    /// The user's limit on BOINC's usage (`total_limit`).
+    pub total_limit: f64,
+    /// Space the client itself uses (`core_usage`).
+    pub core_usage: f64,
+    /// Computation is suspended because nothing more could be deleted.
+    pub suspended: u8,
+    /// `DELETE_*` per project (`View::nprojects` entries).
+    pub deletion_policy: *const u8,
+}
+
+/// Where a disk manager writes its plan (`DiskPlan`): host buffers of
+/// `jobs_cap` job ids (the number of jobs) and `files_cap` file ids (the
+/// number of files); the plugin sets the lengths and the flags.
+#[repr(C)]
+pub struct DiskPlanOut {
+    pub delete_jobs: *mut u64,
+    pub jobs_cap: usize,
+    pub jobs_len: usize,
+    pub delete_files: *mut u64,
+    pub files_cap: usize,
+    pub files_len: usize,
+    /// `make_room`: the bytes fit after the deletions.
+    pub fits: u8,
+    /// `poll`: suspend computation.
+    pub suspend: u8,
+}
+
 /// Per-resource part of a work request.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -535,7 +606,8 @@ pub struct EstimateTable {
         unsafe extern "C" fn(state: State, view: &EstimateView, job: &Job, err: &mut ErrBuf) -> u32,
 }
 
-/// A disk manager (`DiskManager`). Both calls must not change the state.
+/// A disk manager (`DiskManager`). `free_space`, `enforces` and
+/// `project_limit` must not change the state.
 #[repr(C)]
 pub struct DiskTable {
     pub abi_version: u32,
@@ -552,7 +624,40 @@ pub struct DiskTable {
         err: &mut ErrBuf,
     ) -> u32,
     pub enforces: unsafe extern "C" fn(state: State, out: &mut u8, err: &mut ErrBuf) -> u32,
+    // ---- appended: present when `size` covers them ([`DISK_TABLE_V1_0_SIZE`]
+    // is the size without them). The host calls them only if `enforces`.
+    /// `make_room`: `bytes` more of `project` are about to be written.
+    pub make_room: unsafe extern "C" fn(
+        state: State,
+        view: &View,
+        disk: &DiskView,
+        project: usize,
+        bytes: f64,
+        out: &mut DiskPlanOut,
+        err: &mut ErrBuf,
+    ) -> u32,
+    /// `poll`: after files changed.
+    pub poll: unsafe extern "C" fn(
+        state: State,
+        view: &View,
+        disk: &DiskView,
+        out: &mut DiskPlanOut,
+        err: &mut ErrBuf,
+    ) -> u32,
+    /// `project_limit` in bytes; NaN for none. Must not change the state.
+    pub project_limit: unsafe extern "C" fn(
+        state: State,
+        view: &View,
+        disk: &DiskView,
+        project: usize,
+        out: &mut f64,
+        err: &mut ErrBuf,
+    ) -> u32,
 }
+
+/// The size of a [`DiskTable`] of the first release of ABI version 1 (up to
+/// `enforces`): the least a disk table may be.
+pub const DISK_TABLE_V1_0_SIZE: usize = std::mem::offset_of!(DiskTable, make_room);
 
 /// The common head of every table, for code that handles all five alike.
 pub trait Table: 'static {

@@ -20,10 +20,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-use vcsim_framework::model::{ClientState, JobState};
+use vcsim_framework::model::{ClientState, DeletionPolicy, FileKind, JobState};
 use vcsim_framework::{
-    AnyPolicy, Candidate, CompletionEstimator, CpuScheduler, DiskManager, Entry, Family, Job,
-    PolicyError, PolicyResult, Registry, RpcReply, RscRequest, RscStatus, RunList, RunMode,
+    AnyPolicy, Candidate, CompletionEstimator, CpuScheduler, DiskManager, DiskPlan, Entry, Family,
+    Job, PolicyError, PolicyResult, Registry, RpcReply, RscRequest, RscStatus, RunList, RunMode,
     ServerRequest, StaticEstimate, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
 };
 pub use vcsim_plugin_abi as abi;
@@ -234,7 +234,9 @@ fn check_table(shown: &str, t: PolicyTable) -> Result<PluginPolicy, String> {
         PolicyTable::Fetch(_) => std::mem::size_of::<abi::FetchTable>(),
         PolicyTable::Send(_) => std::mem::size_of::<abi::SendTable>(),
         PolicyTable::Estimate(_) => std::mem::size_of::<abi::EstimateTable>(),
-        PolicyTable::Disk(_) => std::mem::size_of::<abi::DiskTable>(),
+        // Only the first fields of a disk table are required; the appended
+        // calls are used when its size covers them (`DiskAdapter`).
+        PolicyTable::Disk(_) => abi::DISK_TABLE_V1_0_SIZE,
     };
     if (h.size() as usize) < need {
         return Err(format!(
@@ -444,6 +446,7 @@ fn make(table: PolicyTable, who: Arc<Who>) -> Result<AnyPolicy, String> {
         })),
         PolicyTable::Disk(t) => AnyPolicy::Disk(Box::new(DiskAdapter {
             inner: RefCell::new((Instance::new(t, who)?, Snapshot::default())),
+            files: DiskSnapshot::default(),
         })),
     })
 }
@@ -939,6 +942,137 @@ impl CompletionEstimator for EstimateAdapter {
 
 struct DiskAdapter {
     inner: RefCell<(Instance<abi::DiskTable>, Snapshot)>,
+    files: DiskSnapshot,
+}
+
+/// Buffers of a disk view and of a plan, reused between calls.
+#[derive(Default)]
+struct DiskSnapshot {
+    files: Vec<abi::File>,
+    deletion_policy: Vec<u8>,
+    delete_jobs: Vec<u64>,
+    delete_files: Vec<u64>,
+}
+
+/// An appended field of the disk table, `None` if the plugin's table is too
+/// small to have it (ABI rule 3).
+macro_rules! disk_call {
+    ($t:expr, $field:ident) => {{
+        let t: &'static abi::DiskTable = $t;
+        // Every call is a function pointer, the size of a pointer.
+        let end = std::mem::offset_of!(abi::DiskTable, $field) + std::mem::size_of::<usize>();
+        // Only read the field when the table's size says it is there.
+        (t.size as usize >= end).then(|| t.$field)
+    }};
+}
+
+impl DiskSnapshot {
+    fn build(&mut self, st: &ClientState) -> abi::DiskView {
+        self.files.clear();
+        self.files.extend(st.disk.files.iter().map(|f| abi::File {
+            id: f.id,
+            project: f.project,
+            bytes: f.bytes,
+            job: f.job.unwrap_or(abi::NO_JOB),
+            kind: match f.kind {
+                FileKind::Input => abi::FILE_INPUT,
+                FileKind::Output => abi::FILE_OUTPUT,
+                FileKind::Sticky => abi::FILE_STICKY,
+            },
+            referenced: st.file_referenced(f) as u8,
+            sticky: f.sticky as u8,
+            priority: f.priority,
+            created: f.created,
+            last_used: f.last_used,
+            expires: f.expires,
+        }));
+        self.deletion_policy.clear();
+        self.deletion_policy
+            .extend(st.projects.iter().map(|p| match p.deletion_policy {
+                DeletionPolicy::Lru => abi::DELETE_LRU,
+                DeletionPolicy::Priority => abi::DELETE_PRIORITY,
+                DeletionPolicy::Expire => abi::DELETE_EXPIRE,
+            }));
+        abi::DiskView {
+            files: self.files.as_ptr(),
+            nfiles: self.files.len(),
+            total_limit: st.disk.total_limit,
+            core_usage: st.disk.core_usage,
+            suspended: st.disk.suspended as u8,
+            deletion_policy: self.deletion_policy.as_ptr(),
+        }
+    }
+
+    /// Zeroed plan buffers: one id per job and per file.
+    fn plan_out(&mut self, st: &ClientState) -> abi::DiskPlanOut {
+        self.delete_jobs.clear();
+        self.delete_jobs.resize(st.jobs.len(), 0);
+        self.delete_files.clear();
+        self.delete_files.resize(st.disk.files.len(), 0);
+        abi::DiskPlanOut {
+            delete_jobs: self.delete_jobs.as_mut_ptr(),
+            jobs_cap: self.delete_jobs.len(),
+            jobs_len: 0,
+            delete_files: self.delete_files.as_mut_ptr(),
+            files_cap: self.delete_files.len(),
+            files_len: 0,
+            fits: 0,
+            suspend: 0,
+        }
+    }
+
+    fn plan(&self, out: &abi::DiskPlanOut) -> DiskPlan {
+        DiskPlan {
+            delete_jobs: self.delete_jobs[..out.jobs_len.min(self.delete_jobs.len())].to_vec(),
+            delete_files: self.delete_files[..out.files_len.min(self.delete_files.len())].to_vec(),
+            fits: out.fits != 0,
+            suspend: out.suspend != 0,
+        }
+    }
+}
+
+// SAFETY: as for `Snapshot`: the buffers hold no pointers between calls
+// that are ever read again.
+unsafe impl Send for DiskSnapshot {}
+
+impl DiskAdapter {
+    /// Builds both views and calls `f` with them; `None` (after poisoning
+    /// the instance) if that failed.
+    fn with_views<R>(
+        inst: &mut Instance<abi::DiskTable>,
+        snap: &mut Snapshot,
+        files: &mut DiskSnapshot,
+        st: &ClientState,
+        call: &str,
+        f: impl FnOnce(
+            &mut Instance<abi::DiskTable>,
+            &abi::View,
+            &abi::DiskView,
+            &mut DiskSnapshot,
+            &mut abi::ErrBuf,
+        ) -> (u32, R),
+    ) -> Option<R> {
+        if inst.poisoned.is_some() {
+            return None;
+        }
+        let est = StaticEstimate;
+        let v = View::new(st, &est, st.now);
+        let view = match snap.build(&v) {
+            Ok(x) => x,
+            Err(e) => {
+                inst.poison(e);
+                return None;
+            }
+        };
+        let disk = files.build(st);
+        let mut eb = inst.errbuf();
+        let (s, r) = f(inst, &view, &disk, files, &mut eb);
+        if let Err(e) = inst.check(s, &eb, call) {
+            inst.poison(e);
+            return None;
+        }
+        Some(r)
+    }
 }
 
 impl DiskManager for DiskAdapter {
@@ -985,5 +1119,62 @@ impl DiskManager for DiskAdapter {
             return false;
         }
         out != 0
+    }
+
+    fn make_room(&mut self, st: &ClientState, project: usize, bytes: f64) -> DiskPlan {
+        let fallback = DiskPlan {
+            fits: true,
+            ..DiskPlan::default()
+        };
+        let (inst, snap) = self.inner.get_mut();
+        let Some(call) = disk_call!(inst.table, make_room) else {
+            return fallback;
+        };
+        let files = &mut self.files;
+        DiskAdapter::with_views(inst, snap, files, st, "make_room", |inst, v, d, fs, eb| {
+            let mut out = fs.plan_out(st);
+            // SAFETY: as in `CpuAdapter::schedule`; the plan buffers hold
+            // `jobs_cap` and `files_cap` ids.
+            let s = unsafe { call(inst.state, v, d, project, bytes, &mut out, eb) };
+            (s, fs.plan(&out))
+        })
+        .unwrap_or(fallback)
+    }
+
+    fn poll(&mut self, st: &ClientState) -> DiskPlan {
+        let (inst, snap) = self.inner.get_mut();
+        let Some(call) = disk_call!(inst.table, poll) else {
+            return DiskPlan::default();
+        };
+        let files = &mut self.files;
+        DiskAdapter::with_views(inst, snap, files, st, "poll", |inst, v, d, fs, eb| {
+            let mut out = fs.plan_out(st);
+            // SAFETY: as in `make_room`.
+            let s = unsafe { call(inst.state, v, d, &mut out, eb) };
+            (s, fs.plan(&out))
+        })
+        .unwrap_or_default()
+    }
+
+    fn project_limit(&self, st: &ClientState, project: usize) -> Option<f64> {
+        let mut g = self.inner.try_borrow_mut().ok()?;
+        let (inst, snap) = &mut *g;
+        let call = disk_call!(inst.table, project_limit)?;
+        // `project_limit` takes `&self`: its own buffers for the files.
+        let mut files = DiskSnapshot::default();
+        DiskAdapter::with_views(
+            inst,
+            snap,
+            &mut files,
+            st,
+            "project_limit",
+            |inst, v, d, _, eb| {
+                let mut out = f64::NAN;
+                // SAFETY: as in `free_space`.
+                let s = unsafe { call(inst.state, v, d, project, &mut out, eb) };
+                (s, out)
+            },
+        )
+        .filter(|x| !x.is_nan())
     }
 }

@@ -509,6 +509,105 @@ unsafe extern "C" fn disk_enforces<T: DiskManager>(
     })
 }
 
+/// # Safety
+/// A host disk view, valid for `'a`, of a view of `nprojects` projects.
+unsafe fn disk_view<'a>(raw: &'a abi::DiskView, nprojects: usize) -> DiskView<'a> {
+    // SAFETY: the ABI's layout of a disk view (counts beside each pointer).
+    unsafe {
+        DiskView {
+            raw,
+            files: slice(raw.files, raw.nfiles),
+            deletion_policy: slice(raw.deletion_policy, nprojects),
+        }
+    }
+}
+
+fn plan_out(plan: DiskPlan, out: &mut abi::DiskPlanOut) -> Result<(), Fail> {
+    out.jobs_len = 0;
+    out.files_len = 0;
+    out.fits = plan.fits as u8;
+    out.suspend = plan.suspend as u8;
+    if plan.delete_jobs.len() > out.jobs_cap || plan.delete_files.len() > out.files_cap {
+        return Err(Fail::Overflow(format!(
+            "the plan deletes {} jobs and {} files, the host has {} and {}",
+            plan.delete_jobs.len(),
+            plan.delete_files.len(),
+            out.jobs_cap,
+            out.files_cap
+        )));
+    }
+    for (ids, ptr, len) in [
+        (&plan.delete_jobs, out.delete_jobs, &mut out.jobs_len),
+        (&plan.delete_files, out.delete_files, &mut out.files_len),
+    ] {
+        if !ids.is_empty() && !ptr.is_null() {
+            // SAFETY: the host's buffer holds `cap` ids (ABI rule 5),
+            // checked above.
+            unsafe { std::ptr::copy_nonoverlapping(ids.as_ptr(), ptr, ids.len()) };
+            *len = ids.len();
+        } else if !ids.is_empty() {
+            return Err(Fail::Overflow(
+                "the host gave no buffer for the plan".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+unsafe extern "C" fn disk_make_room<T: DiskManager>(
+    state: State,
+    view_: &abi::View,
+    disk: &abi::DiskView,
+    project: usize,
+    bytes: f64,
+    out: &mut abi::DiskPlanOut,
+    err: &mut ErrBuf,
+) -> u32 {
+    // SAFETY: the ABI contract (module docs).
+    let h = unsafe { holder::<T>(state) };
+    let v = unsafe { view(view_) };
+    let d = unsafe { disk_view(disk, view_.nprojects) };
+    guard(err, || {
+        let plan = h.policy.make_room(&v, &d, project, bytes)?;
+        plan_out(plan, out)
+    })
+}
+
+unsafe extern "C" fn disk_poll<T: DiskManager>(
+    state: State,
+    view_: &abi::View,
+    disk: &abi::DiskView,
+    out: &mut abi::DiskPlanOut,
+    err: &mut ErrBuf,
+) -> u32 {
+    // SAFETY: the ABI contract (module docs).
+    let h = unsafe { holder::<T>(state) };
+    let v = unsafe { view(view_) };
+    let d = unsafe { disk_view(disk, view_.nprojects) };
+    guard(err, || {
+        let plan = h.policy.poll(&v, &d)?;
+        plan_out(plan, out)
+    })
+}
+
+unsafe extern "C" fn disk_project_limit<T: DiskManager>(
+    state: State,
+    view_: &abi::View,
+    disk: &abi::DiskView,
+    project: usize,
+    out: &mut f64,
+    err: &mut ErrBuf,
+) -> u32 {
+    // SAFETY: the ABI contract (module docs).
+    let h = unsafe { holder::<T>(state) };
+    let v = unsafe { view(view_) };
+    let d = unsafe { disk_view(disk, view_.nprojects) };
+    guard(err, || {
+        *out = h.policy.project_limit(&v, &d, project).unwrap_or(f64::NAN);
+        Ok(())
+    })
+}
+
 pub const fn disk_table<T: DiskManager + Default>(
     name: &'static str,
     summary: &'static str,
@@ -524,5 +623,8 @@ pub const fn disk_table<T: DiskManager + Default>(
         destroy,
         free_space: disk_free::<T>,
         enforces: disk_enforces::<T>,
+        make_room: disk_make_room::<T>,
+        poll: disk_poll::<T>,
+        project_limit: disk_project_limit::<T>,
     }
 }

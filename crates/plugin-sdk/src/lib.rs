@@ -29,7 +29,8 @@
 //!
 //! The plugin never sees vcsim's Rust types: the host hands it `#[repr(C)]`
 //! views (see `vcsim-plugin-abi`), which this crate wraps into safe,
-//! borrowed snapshot types ([`View`], [`EstimateView`], [`ServerRequest`]).
+//! borrowed snapshot types ([`View`], [`EstimateView`], [`ServerRequest`],
+//! [`DiskView`]).
 //! Times are in simulated seconds; projects and resources are indices.
 //!
 //! # Safety
@@ -43,8 +44,8 @@
 
 pub use vcsim_plugin_abi as abi;
 pub use vcsim_plugin_abi::{
-    Candidate, Host, Job, Prefs, ProjectRsc, ReportedJob, RscInfo, RscRequest, JOB_FINISHED,
-    JOB_PREEMPTED, JOB_QUEUED, JOB_RUNNING,
+    Candidate, File, Host, Job, Prefs, ProjectRsc, ReportedJob, RscInfo, RscRequest, FILE_INPUT,
+    FILE_OUTPUT, FILE_STICKY, JOB_FINISHED, JOB_PREEMPTED, JOB_QUEUED, JOB_RUNNING, NO_JOB,
 };
 
 use std::fmt;
@@ -383,12 +384,110 @@ pub trait CompletionEstimator: Send + 'static {
     }
 }
 
-/// Free disk space told to servers (vcsim's `DiskManager`).
+/// The order in which a project's files are deleted (its `deletion_policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeletionPolicy {
+    /// Least recently used first (the default).
+    Lru,
+    /// Lowest priority first, in download order.
+    Priority,
+    /// Expired files first, then least recently used.
+    Expire,
+}
+
+/// What a disk manager sees of the files on the host (beside the [`View`],
+/// whose jobs say which may be deleted: queued and never started).
+#[derive(Clone, Copy)]
+pub struct DiskView<'a> {
+    raw: &'a abi::DiskView,
+    files: &'a [File],
+    deletion_policy: &'a [u8],
+}
+
+impl<'a> DiskView<'a> {
+    /// The files, in creation order (ids increase).
+    pub fn files(&self) -> &'a [File] {
+        self.files
+    }
+    /// The user's limit on BOINC's usage (`total_limit`).
+    pub fn total_limit(&self) -> f64 {
+        self.raw.total_limit
+    }
+    /// `total_limit - core_usage`, at least 0 (`all_projects_limit`).
+    pub fn all_projects_limit(&self) -> f64 {
+        (self.raw.total_limit - self.raw.core_usage).max(0.0)
+    }
+    /// Bytes of all projects' files.
+    pub fn usage(&self) -> f64 {
+        self.files.iter().map(|f| f.bytes).sum()
+    }
+    /// Bytes of project `p`'s files.
+    pub fn project_usage(&self, p: usize) -> f64 {
+        self.files
+            .iter()
+            .filter(|f| f.project == p)
+            .map(|f| f.bytes)
+            .sum()
+    }
+    /// Computation is suspended because nothing more could be deleted.
+    pub fn suspended(&self) -> bool {
+        self.raw.suspended != 0
+    }
+    pub fn deletion_policy(&self, p: usize) -> DeletionPolicy {
+        match self.deletion_policy.get(p).copied() {
+            Some(abi::DELETE_PRIORITY) => DeletionPolicy::Priority,
+            Some(abi::DELETE_EXPIRE) => DeletionPolicy::Expire,
+            _ => DeletionPolicy::Lru,
+        }
+    }
+}
+
+/// Deletions a disk manager asks for (vcsim's `DiskPlan`). vcsim refuses,
+/// as an invalid decision, a file that is referenced or a job that has
+/// started.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiskPlan {
+    /// Queued jobs to delete, by id.
+    pub delete_jobs: Vec<u64>,
+    /// Files to delete, by id (after the jobs).
+    pub delete_files: Vec<u64>,
+    /// `make_room`: the bytes fit after the deletions.
+    pub fits: bool,
+    /// `poll`: usage is over the limit and nothing more can be freed.
+    pub suspend: bool,
+}
+
+/// Free disk space told to servers, and which files to delete (vcsim's
+/// `DiskManager`). vcsim calls `make_room`, `poll` and `project_limit`
+/// only if `enforces` is true.
 pub trait DiskManager: Send + 'static {
     /// [free, free if offenders deleted, free if offenders and this project deleted].
     fn free_space(&self, v: &View, project: usize) -> PolicyResult<[f64; 3]>;
     fn enforces(&self) -> bool {
         false
+    }
+    /// `bytes` more of `project` are about to be written: what to delete
+    /// first, and whether they then fit.
+    fn make_room(
+        &mut self,
+        _v: &View,
+        _d: &DiskView,
+        _project: usize,
+        _bytes: f64,
+    ) -> PolicyResult<DiskPlan> {
+        Ok(DiskPlan {
+            fits: true,
+            ..DiskPlan::default()
+        })
+    }
+    /// After every change to the files: what to delete, and whether to
+    /// suspend computation.
+    fn poll(&mut self, _v: &View, _d: &DiskView) -> PolicyResult<DiskPlan> {
+        Ok(DiskPlan::default())
+    }
+    /// `project`'s limit in bytes, for the report.
+    fn project_limit(&self, _v: &View, _d: &DiskView, _project: usize) -> Option<f64> {
+        None
     }
 }
 
