@@ -132,6 +132,64 @@ fn example_policies_run_on_every_scenario() {
     }
 }
 
+#[test]
+fn the_lru_disk_script_enforces_the_limit_on_disk_tight() {
+    let mut scn = Scenario::load(&root().join("scenarios/disk-tight.toml")).unwrap();
+    scn.duration_days = 4.0;
+    let s = spec(&format!("disk={}", policy("disk_lru.rhai")));
+    let reg = registry(std::slice::from_ref(&s));
+    let r = run(&scn, &reg, &s).unwrap();
+    let json: serde_json::Value = serde_json::to_value(&r).unwrap();
+    let disk = json.get("disk").expect("a `disk` part");
+    assert!(
+        disk["bytes_deleted"].as_f64().unwrap() > 0.0,
+        "nothing deleted: {disk}"
+    );
+    assert!(
+        disk["peak_used_gb"].as_f64().unwrap() <= disk["limit_gb"].as_f64().unwrap() + 1e-9,
+        "over the limit: {disk}"
+    );
+    // project_limit: the limit times the share (75/25 of 2 GB).
+    let limits: Vec<f64> = json["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["disk_limit_gb"].as_f64().unwrap())
+        .collect();
+    assert_eq!(limits, vec![1.5, 0.5]);
+}
+
+#[test]
+fn a_bad_disk_plan_is_logged_naming_the_script_and_the_run_goes_on() {
+    let p = temp_script(
+        "bad_plan.rhai",
+        "fn enforces() { true }\nfn free_space(v, p) { v.host.disk_bytes }\nfn poll(v) { #{ delete_files: \"all\" } }\nfn make_room(v, p, bytes) { #{ fits: 1 } }\n",
+    );
+    let text = std::fs::read_to_string(root().join("scenarios/disk-tight.toml")).unwrap();
+    let scn_path = temp_script(
+        "disk-tight-short.toml",
+        &text.replace("duration_days = 30", "duration_days = 0.5"),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .args(["run", &scn_path, "--policy", &format!("disk={p}")])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{p}: in function `poll`: invalid decision: `delete_files` must be an array"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{p}: in function `make_room`: invalid decision: `fits` must be a bool"
+        )),
+        "{err}"
+    );
+}
+
 /// A script in a temporary directory, named `name`.
 fn temp_script(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("vcsim-scripts-test-{}", std::process::id()));
@@ -178,6 +236,7 @@ fn check_accepts_every_shipped_policy() {
         "ws1.rhai",
         "jc2.rhai",
         "disk_none.rhai",
+        "disk_lru.rhai",
         "least_slack.rhai",
         "least_queued.rhai",
     ] {

@@ -6,7 +6,7 @@
 use crate::frame::{with_frame, with_host, with_server, with_view, RResult};
 use rhai::{Array, Dynamic, Engine, ImmutableString, RhaiNativeFunc};
 use std::sync::Arc;
-use vcsim_framework::model::HostInfo;
+use vcsim_framework::model::{DeletionPolicy, FileInfo, FileKind, HostInfo};
 use vcsim_framework::{Candidate, Job, JobState, ReportedJob, RpcReply, RscStatus, RunMode, View};
 use vcsim_plugins::rr_sim::{self, RrResult};
 
@@ -111,6 +111,14 @@ pub struct ReportedH(pub ReportedJob);
 
 #[derive(Clone)]
 pub struct ReplyH(pub Arc<RpcReply>);
+
+/// A file on the host (inside a disk hook): a copy made when the hook asked
+/// for the files, with whether it was referenced then.
+#[derive(Clone)]
+pub struct FileH {
+    pub file: Arc<FileInfo>,
+    pub referenced: bool,
+}
 
 // ---- registration with documentation ------------------------------------------
 
@@ -366,6 +374,7 @@ pub fn register(engine: &mut Engine) -> Vec<DocEntry> {
     engine.register_type_with_name::<CandH>("Candidate");
     engine.register_type_with_name::<ReportedH>("ReportedJob");
     engine.register_type_with_name::<ReplyH>("Reply");
+    engine.register_type_with_name::<FileH>("File");
     let mut api = Api {
         engine,
         docs: Vec::new(),
@@ -377,6 +386,7 @@ pub fn register(engine: &mut Engine) -> Vec<DocEntry> {
     decision_api(&mut api);
     helper_api(&mut api);
     server_api(&mut api);
+    disk_api(&mut api);
     api.docs
 }
 
@@ -1651,4 +1661,181 @@ fn server_api(api: &mut Api) {
             _ => "unknown",
         }))
     });
+}
+
+fn disk_api(api: &mut Api) {
+    const S: &str = "View";
+    api.get(
+        S,
+        "files",
+        "array of File",
+        "The files on the host, oldest id first (empty unless the disk manager enforces limits).",
+        |_: &mut ViewH| {
+            with_view(|v| {
+                let st = v.state();
+                Ok(st
+                    .disk
+                    .files
+                    .iter()
+                    .map(|f| {
+                        Dynamic::from(FileH {
+                            file: Arc::new(f.clone()),
+                            referenced: st.file_referenced(f),
+                        })
+                    })
+                    .collect::<Array>())
+            })
+        },
+    );
+    api.get(
+        S,
+        "disk_total_limit",
+        "float",
+        "Bytes BOINC may use (`total_limit`: the least of `disk_max_used_gb`, `disk_max_used_pct` of the disk, and the disk less non-BOINC usage less `disk_min_free_gb`).",
+        |_: &mut ViewH| with_view(|v| Ok(v.state().disk.total_limit)),
+    );
+    api.get(
+        S,
+        "disk_projects_limit",
+        "float",
+        "Bytes all projects' files may use (`all_projects_limit = total_limit - core_usage`).",
+        |_: &mut ViewH| with_view(|v| Ok(v.state().disk.all_projects_limit())),
+    );
+    api.get(
+        S,
+        "disk_usage",
+        "float",
+        "Bytes of all projects' files.",
+        |_: &mut ViewH| with_view(|v| Ok(v.state().disk.usage())),
+    );
+    api.get(
+        S,
+        "disk_suspended",
+        "bool",
+        "Computation is suspended because the disk manager's `poll` asked for it.",
+        |_: &mut ViewH| with_view(|v| Ok(v.state().disk.suspended)),
+    );
+
+    const P: &str = "Project";
+    api.get(
+        P,
+        "disk_usage",
+        "float",
+        "Bytes of its files on the host.",
+        |h: &mut ProjectH| {
+            let p = h.0;
+            with_view(|v| Ok(v.state().disk.project_usage(p)))
+        },
+    );
+    api.get(
+        P,
+        "deletion_policy",
+        "string",
+        "The order in which its files should be deleted: `\"lru\"` (least recently used first), `\"priority\"` (lowest priority first, in download order) or `\"expire\"` (expired files first, then least recently used).",
+        |h: &mut ProjectH| {
+            let p = h.0;
+            with_view(|v| {
+                Ok(ImmutableString::from(match v.project(p).deletion_policy {
+                    DeletionPolicy::Lru => "lru",
+                    DeletionPolicy::Priority => "priority",
+                    DeletionPolicy::Expire => "expire",
+                }))
+            })
+        },
+    );
+
+    const J: &str = "Job";
+    api.get(
+        J,
+        "deletable",
+        "bool",
+        "A disk manager may delete it (put its id in a plan's `delete_jobs`): queued and never started.",
+        |h: &mut JobH| with_view(|v| Ok(v.state().job_deletable(h.resolve(v)?))),
+    );
+
+    const F: &str = "File";
+    fn fget<R: Clone + Send + Sync + 'static>(
+        api: &mut Api,
+        name: &'static str,
+        ret: &'static str,
+        doc: &'static str,
+        g: fn(&FileH) -> R,
+    ) {
+        api.get(F, name, ret, doc, move |h: &mut FileH| Ok(g(h)));
+    }
+    fget(
+        api,
+        "id",
+        "int",
+        "Its id (what a plan's `delete_files` takes).",
+        |h| h.file.id as i64,
+    );
+    fget(api, "project", "int", "Its project's index.", |h| {
+        h.file.project as i64
+    });
+    fget(api, "bytes", "float", "Its size in bytes.", |h| {
+        h.file.bytes
+    });
+    fget(
+        api,
+        "kind",
+        "string",
+        "`\"input\"` (brought by a job), `\"output\"` (left by a finished job until it is reported) or `\"sticky\"` (kept by the project).",
+        |h| {
+            ImmutableString::from(match h.file.kind {
+                FileKind::Input => "input",
+                FileKind::Output => "output",
+                FileKind::Sticky => "sticky",
+            })
+        },
+    );
+    fget(
+        api,
+        "job",
+        "int or ()",
+        "The id of the job that brought or made it, while that job is on the host.",
+        |h| {
+            h.file
+                .job
+                .map_or(Dynamic::UNIT, |j| Dynamic::from(j as i64))
+        },
+    );
+    fget(
+        api,
+        "referenced",
+        "bool",
+        "A queued or running job needs it, or it is the output of a result not yet reported: it cannot be deleted.",
+        |h| h.referenced,
+    );
+    fget(
+        api,
+        "sticky",
+        "bool",
+        "It stays on the host after its job is reported.",
+        |h| h.file.sticky,
+    );
+    fget(
+        api,
+        "priority",
+        "int",
+        "Its deletion priority: 1 (P_LOW), 3 (P_MEDIUM) or 5 (P_HIGH).",
+        |h| h.file.priority as i64,
+    );
+    fget(
+        api,
+        "created",
+        "float",
+        "When it was downloaded or written (negative: before the run).",
+        |h| h.file.created,
+    );
+    fget(api, "last_used", "float", "When a job last used it.", |h| {
+        h.file.last_used
+    });
+    fget(
+        api,
+        "expires",
+        "float",
+        "Its expiry date (`exp_date`); expired when `f.expires <= v.now`.",
+        |h| h.file.expires,
+    );
 }

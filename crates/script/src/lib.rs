@@ -8,7 +8,7 @@
 //! | `fetch`    | `request(v)`          | `account(v)`, `piggyback(v, p)`, `on_reply(v, reply)`, `backoff_on_empty_reply()` |
 //! | `send`     | `consider(req, sent, cand)` |          |
 //! | `estimate` | `remaining(v, job)`   | `correction(p)`, `on_job_finished(v, job)` |
-//! | `disk`     | `free_space(v, p)`    | `enforces()` |
+//! | `disk`     | `free_space(v, p)`    | `enforces()`, `make_room(v, p, bytes)`, `poll(v)`, `project_limit(v, p)` |
 //!
 //! and, for any family, `init()` returning the policy's state (an object
 //! map, `#{}` by default), which every hook sees as `this`.
@@ -33,7 +33,7 @@ mod frame;
 
 pub use api::{DocEntry, MAX_OPERATIONS};
 
-use api::{CandH, JobH, ReplyH, RequestH, RunH, SentH, ServerH, ViewH};
+use api::{CandH, FileH, JobH, ReplyH, RequestH, RunH, SentH, ServerH, ViewH};
 use frame::Frame;
 use rhai::{CallFnOptions, Dynamic, Engine, EvalAltResult, FuncArgs, Position, Scope, AST};
 use std::cell::{Cell, RefCell};
@@ -41,9 +41,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use vcsim_framework::{
-    AnyPolicy, Candidate, ClientState, CompletionEstimator, CpuScheduler, DiskManager, Entry,
-    Family, Job, PolicyError, PolicyResult, Registry, RpcReply, RunList, RunMode, ServerRequest,
-    StaticEstimate, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
+    AnyPolicy, Candidate, ClientState, CompletionEstimator, CpuScheduler, DiskManager, DiskPlan,
+    Entry, Family, Job, PolicyError, PolicyResult, Registry, RpcReply, RunList, RunMode,
+    ServerRequest, StaticEstimate, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
 };
 
 /// The hooks of each family: (name, arity, required).
@@ -63,7 +63,13 @@ pub fn hooks(family: Family) -> &'static [(&'static str, usize, bool)] {
             ("correction", 1, false),
             ("on_job_finished", 2, false),
         ],
-        Family::Disk => &[("free_space", 2, true), ("enforces", 0, false)],
+        Family::Disk => &[
+            ("free_space", 2, true),
+            ("enforces", 0, false),
+            ("make_room", 3, false),
+            ("poll", 1, false),
+            ("project_limit", 2, false),
+        ],
     }
 }
 
@@ -576,6 +582,172 @@ impl DiskManager for ScriptDisk {
     fn enforces(&self) -> bool {
         self.enforces
     }
+    fn make_room(&mut self, st: &ClientState, project: usize, bytes: f64) -> DiskPlan {
+        let default = DiskPlan {
+            fits: true,
+            ..DiskPlan::default()
+        };
+        if !self.h.script.has("make_room", 3) {
+            return default;
+        }
+        let v = View::new(st, &StaticEstimate, st.now);
+        let r = self
+            .h
+            .call(
+                "make_room",
+                Some(v),
+                None,
+                &[],
+                (ViewH, project as i64, bytes),
+                false,
+            )
+            .and_then(|d| self.plan("make_room", d, true));
+        match r {
+            Ok(p) => p,
+            Err(e) => {
+                // The trait cannot fail: report, delete nothing, write the bytes.
+                api::log_line(&format!("{e}; deleting nothing"));
+                default
+            }
+        }
+    }
+    fn poll(&mut self, st: &ClientState) -> DiskPlan {
+        if !self.h.script.has("poll", 1) {
+            return DiskPlan::default();
+        }
+        let v = View::new(st, &StaticEstimate, st.now);
+        let r = self
+            .h
+            .call("poll", Some(v), None, &[], (ViewH,), false)
+            .and_then(|d| self.plan("poll", d, false));
+        match r {
+            Ok(p) => p,
+            Err(e) => {
+                api::log_line(&format!("{e}; deleting nothing, not suspending"));
+                DiskPlan::default()
+            }
+        }
+    }
+    fn project_limit(&self, st: &ClientState, project: usize) -> Option<f64> {
+        if !self.h.script.has("project_limit", 2) {
+            return None;
+        }
+        let v = View::new(st, &StaticEstimate, st.now);
+        let r = self
+            .h
+            .call(
+                "project_limit",
+                Some(v),
+                None,
+                &[],
+                (ViewH, project as i64),
+                true,
+            )
+            .and_then(|d| {
+                if d.is_unit() {
+                    return Ok(None);
+                }
+                let x = self.h.float("project_limit", d)?;
+                if !x.is_finite() || x < 0.0 {
+                    return Err(PolicyError(format!(
+                        "{}: in function `project_limit`: invalid decision: limit {x} for project {project} (must be finite and not negative)",
+                        self.h.script.path
+                    )));
+                }
+                Ok(Some(x))
+            });
+        match r {
+            Ok(x) => x,
+            Err(e) => {
+                api::log_line(&format!("{e}; reporting no limit"));
+                None
+            }
+        }
+    }
+}
+
+impl ScriptDisk {
+    /// A plan returned by `hook`: `()` (the default plan) or a map with the
+    /// keys `delete_files`, `delete_jobs` (arrays of ids, `File`s or `Job`s),
+    /// `fits` and `suspend` (bools); a missing key takes its default.
+    fn plan(&self, hook: &str, d: Dynamic, fits_default: bool) -> PolicyResult<DiskPlan> {
+        let mut plan = DiskPlan {
+            fits: fits_default,
+            ..DiskPlan::default()
+        };
+        if d.is_unit() {
+            return Ok(plan);
+        }
+        const WHAT: &str = "a plan `#{ delete_files: [...], delete_jobs: [...], fits: bool, suspend: bool }` or ()";
+        let Some(map) = d.clone().try_cast::<rhai::Map>() else {
+            return Err(self.h.bad(hook, WHAT, &d));
+        };
+        let path = &self.h.script.path;
+        let invalid = |msg: String| {
+            PolicyError(format!(
+                "{path}: in function `{hook}`: invalid decision: {msg}"
+            ))
+        };
+        for (k, x) in map {
+            match k.as_str() {
+                "delete_files" | "delete_jobs" => {
+                    let files = k.as_str() == "delete_files";
+                    let Some(arr) = x.clone().try_cast::<rhai::Array>() else {
+                        return Err(invalid(format!(
+                            "`{k}` must be an array of ids, got {}",
+                            x.type_name()
+                        )));
+                    };
+                    for e in arr {
+                        let id = if let Ok(i) = e.as_int() {
+                            if i < 0 {
+                                return Err(invalid(format!("`{k}` holds a negative id {i}")));
+                            }
+                            i as u64
+                        } else if let (true, Some(f)) = (files, e.clone().try_cast::<FileH>()) {
+                            f.file.id
+                        } else if let (false, Some(j)) = (files, e.clone().try_cast::<JobH>()) {
+                            j.id
+                        } else {
+                            return Err(invalid(format!(
+                                "`{k}` must hold {} ids, got {}",
+                                if files { "file" } else { "job" },
+                                e.type_name()
+                            )));
+                        };
+                        let list = if files {
+                            &mut plan.delete_files
+                        } else {
+                            &mut plan.delete_jobs
+                        };
+                        if list.contains(&id) {
+                            return Err(invalid(format!("`{k}` lists {id} twice")));
+                        }
+                        list.push(id);
+                    }
+                }
+                "fits" | "suspend" => {
+                    let Ok(b) = x.as_bool() else {
+                        return Err(invalid(format!(
+                            "`{k}` must be a bool, got {}",
+                            x.type_name()
+                        )));
+                    };
+                    if k.as_str() == "fits" {
+                        plan.fits = b;
+                    } else {
+                        plan.suspend = b;
+                    }
+                }
+                other => {
+                    return Err(invalid(format!(
+                        "unknown key `{other}` in the plan (expected delete_files, delete_jobs, fits, suspend)"
+                    )))
+                }
+            }
+        }
+        Ok(plan)
+    }
 }
 
 /// Compiles the script at `path` and adds it to the registry as a policy of
@@ -679,4 +851,7 @@ const HOOK_DOCS: &[(&str, &str, &str, &str)] = &[
     ("estimate", "on_job_finished(v, job)", "when a job finishes (the view estimates statically)", "ignored"),
     ("disk", "free_space(v, p)", "for each RPC to p; pure", "bytes, or `[free, free_if_offenders_deleted, free_if_p_deleted_too]`"),
     ("disk", "enforces()", "once", "bool (default false)"),
+    ("disk", "make_room(v, p, bytes)", "when `bytes` more of p's are about to be written (a job's input on arrival, its output when it finishes); only if `enforces()`", "a plan `#{ delete_files, delete_jobs, fits, suspend }` or `()` (default: delete nothing, `fits: true`); the bytes are written either way"),
+    ("disk", "poll(v)", "after every change to the files; only if `enforces()`", "a plan or `()` (default: delete nothing, `suspend: false`); `suspend: true` stops computation until a later poll says false"),
+    ("disk", "project_limit(v, p)", "for the report, per project; pure", "bytes, or `()` for none (the default)"),
 ];
