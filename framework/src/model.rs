@@ -107,6 +107,14 @@ impl AppInfo {
     pub fn rsc(&self) -> Rsc {
         self.gpu.map_or(CPU, |(r, _)| r)
     }
+    /// Peak FLOPS a job of this app computes at on `host`: its GPU
+    /// instances' if it uses a GPU, else its CPUs'.
+    pub fn speed(&self, host: &HostInfo) -> f64 {
+        match self.gpu {
+            Some((r, n)) => n * host.instance_flops(r),
+            None => self.cpus * host.cpu_flops,
+        }
+    }
     pub fn runs_on_host(&self) -> bool {
         self.missing_gpu.is_none()
     }

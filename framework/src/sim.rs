@@ -299,10 +299,7 @@ impl Simulation {
         deadline: Time,
     ) -> Job {
         let app = &self.st.projects[p].apps[a];
-        let speed = match app.gpu {
-            Some((r, n)) => n * self.st.host.instance_flops(r),
-            None => app.cpus * self.st.host.cpu_flops,
-        };
+        let speed = app.speed(&self.st.host);
         let id = self.next_job_id;
         self.next_job_id += 1;
         self.jobs_created += 1;
@@ -590,10 +587,10 @@ impl Simulation {
         self.reschedule = true;
         let finished = std::mem::take(&mut self.finished_now);
         for &i in &finished {
-            let job = self.st.jobs[i].clone();
-            if job.failed {
+            let (project, failed) = (self.st.jobs[i].project, self.st.jobs[i].failed);
+            if failed {
                 let now = self.st.now;
-                self.st.projects[job.project]
+                self.st.projects[project]
                     .rpc
                     .backoff(now, &mut self.backoff_rng);
                 continue;
@@ -601,10 +598,8 @@ impl Simulation {
             // The estimator cannot read itself while it learns: its view
             // estimates with the uncorrected static estimate.
             let v = View::new(&self.st, &crate::policy::StaticEstimate, self.st.now);
-            self.pol
-                .estimate
-                .on_job_finished(&v, &job)
-                .map_err(|e| self.policy_err(Family::Estimate, e))?;
+            let r = self.pol.estimate.on_job_finished(&v, &self.st.jobs[i]);
+            r.map_err(|e| self.policy_err(Family::Estimate, e))?;
         }
         self.finished_now = finished;
         self.finished_now.clear();
@@ -1309,10 +1304,7 @@ impl Simulation {
                     }
                 }
                 let app = &pr.apps[a];
-                let speed = match app.gpu {
-                    Some((r, n)) => n * self.st.host.instance_flops(r),
-                    None => app.cpus * self.st.host.cpu_flops,
-                };
+                let speed = app.speed(&self.st.host);
                 let cand = Candidate {
                     app: a,
                     rsc: app.rsc(),

@@ -53,10 +53,7 @@ pub fn state(toml: &str) -> ClientState {
 pub fn add_job(st: &mut ClientState, s: JobSpec) -> u64 {
     let id = st.jobs.iter().map(|j| j.id + 1).max().unwrap_or(0);
     let app = &st.projects[s.project].apps[s.app];
-    let speed = match app.gpu {
-        Some((r, n)) => n * st.host.instance_flops(r),
-        None => app.cpus * st.host.cpu_flops,
-    };
+    let speed = app.speed(&st.host);
     let job = Job {
         id,
         project: s.project,
