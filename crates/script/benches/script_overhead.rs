@@ -171,6 +171,9 @@ fn main() {
     let base = Scenario::load(&root().join("scenarios/paper-base.toml")).unwrap();
     let mix = Scenario::load(&root().join("scenarios/mix-5-slack-5.toml")).unwrap();
     let reps = 5;
+    // The whole-run ratio is the target: more runs, alternating, for a
+    // median that a noisy machine moves less.
+    let run_reps = 9;
 
     // 1. The whole run.
     let builtin = PolicySpec::parse("CS1_WF2_WS2_JC2").unwrap();
@@ -178,7 +181,7 @@ fn main() {
     let reg = registry(&[&builtin, &scripted]);
     let mut tb = Vec::new();
     let mut ts = Vec::new();
-    for _ in 0..reps {
+    for _ in 0..run_reps {
         let t = Instant::now();
         run_spec(&base, &reg, &builtin, SimOptions::default()).unwrap();
         tb.push(t.elapsed().as_secs_f64());
@@ -187,7 +190,7 @@ fn main() {
         ts.push(t.elapsed().as_secs_f64());
     }
     let (b, s) = (median(tb), median(ts));
-    println!("100-day paper-base run, median of {reps}:");
+    println!("100-day paper-base run, median of {run_reps}:");
     println!("  built-in cs1 (CS1_WF2_WS2_JC2):   {:>9.2} ms", b * 1e3);
     println!(
         "  scripted cs1 (policies/cs1.rhai): {:>9.2} ms  ({:.2}x)",
@@ -285,6 +288,84 @@ fn main() {
             s,
             s / b
         );
+    }
+    construct_costs();
+}
+
+/// Part 3: ns per call of a CPU hook made of `body`, on a host with two
+/// CPUs, one project and eight jobs (two running), as paper-base mostly has.
+fn construct_costs() {
+    use vcsim_framework::testing::{add_job, state, JobSpec};
+    let toml = r#"
+name = "constructs"
+duration_days = 1
+[host]
+ncpus = 2
+cpu_flops = 1e9
+[[project]]
+name = "A"
+resource_share = 100
+latency_bound_days = 9
+[[project.app]]
+name = "main"
+cpus = 1
+flops_estimate = 1.3e13
+flops_mean = 1.3e13
+"#;
+    let mut st = state(toml);
+    for k in 0..8 {
+        let j = JobSpec::queued(0, 1.3e13, 9.0 * 86400.0 + k as f64);
+        add_job(&mut st, if k < 2 { j.running(0.3) } else { j });
+    }
+    let v = View::new(&st, &vcsim_plugins::jc::Jc1, st.now);
+    let bodies = [
+        "",
+        "let x = 1;",
+        "let x = v.nprojects;",
+        "let x = v.usage_seconds(0, 0);",
+        "let x = v.project(0).share;",
+        "let x = this.w[0];",
+        "this.w[0] = 1.0;",
+        "a.push(1.0);",
+        "a += 1.0;",
+        "let x = v.jobs;",
+        "let x = v.next_runnable(0);",
+        "let c = v.capacity();",
+        "let c = v.capacity(); c.take_next(0);",
+        "for j in js { let d = j.deadline; }",
+    ];
+    println!(
+        "\nwhat a statement costs in a hook (ns per call, fastest of 7, less the empty hook's):"
+    );
+    let mut empty = 0.0;
+    for body in bodies {
+        // Every hook starts with `a` and `js` ready; their cost is in the empty hook.
+        let text = format!(
+            "fn init() {{ #{{ w: [0.0] }} }}\nfn schedule(v) {{ let a = []; let js = v.jobs; {body}\n [] }}"
+        );
+        let script = Arc::new(vcsim_script::Script::compile("construct.rhai", &text).unwrap());
+        let AnyPolicy::Cpu(mut p) = script.make(Family::Cpu).unwrap() else {
+            unreachable!()
+        };
+        let mut out = RunList::default();
+        let n = 20_000;
+        // The fastest of 7: a small difference of two medians is mostly noise.
+        let mut best = f64::MAX;
+        for _ in 0..7 {
+            let t = Instant::now();
+            for _ in 0..n {
+                out.clear();
+                p.schedule(&v, &mut out).unwrap();
+            }
+            best = best.min(t.elapsed().as_secs_f64() / n as f64 * 1e9);
+        }
+        let ns = best;
+        if body.is_empty() {
+            empty = ns;
+            println!("  {:<40} {ns:>8.0}", "(the empty hook)");
+        } else {
+            println!("  {body:<40} {:>8.0}", ns - empty);
+        }
     }
 }
 

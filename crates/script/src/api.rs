@@ -87,9 +87,27 @@ pub struct RunH {
 #[derive(Clone)]
 pub struct RequestH(pub vcsim_framework::WorkRequest);
 
-/// Free instances per resource while a scheduler fills the host.
+/// Free instances per resource while a scheduler fills the host, and the
+/// jobs taken so far.
 #[derive(Clone)]
-pub struct CapacityH(pub Vec<f64>);
+pub struct CapacityH {
+    pub free: Vec<f64>,
+    pub taken: Vec<u64>,
+}
+
+impl CapacityH {
+    /// The job fits in what is still free (1e-9 tolerance).
+    fn fits(&self, j: &Job) -> bool {
+        j.cpus <= self.free[0] + 1e-9 && j.gpu.is_none_or(|(r, n)| n <= self.free[r] + 1e-9)
+    }
+    fn take(&mut self, j: &Job) {
+        self.free[0] -= j.cpus;
+        if let Some((r, n)) = j.gpu {
+            self.free[r] -= n;
+        }
+        self.taken.push(j.id);
+    }
+}
 
 /// The result of a round-robin simulation of one resource.
 #[derive(Clone)]
@@ -479,6 +497,39 @@ fn view_api(api: &mut Api) {
             })
         },
     );
+    api.func(
+        S,
+        "next_runnable",
+        "p",
+        "array of Job",
+        "Project p's runnable jobs in the order the v4 document picks its next runnable result: running ones, then preempted ones (arrival order), then queued ones by earliest deadline (ties keep arrival order).",
+        |_: &mut ViewH, p: i64| {
+            with_view(|v| {
+                let p = proj_index(v, p)?;
+                let jobs = v.jobs();
+                let of = |s: JobState| {
+                    jobs.iter()
+                        .enumerate()
+                        .filter(move |(_, j)| j.project == p && j.state == s)
+                        .map(|(idx, _)| idx)
+                };
+                let mut queued: Vec<usize> = of(JobState::Queued).collect();
+                // A stable sort: ties keep arrival order, as CS1's strict "earlier" test.
+                queued.sort_by(|&a, &b| jobs[a].deadline.total_cmp(&jobs[b].deadline));
+                Ok(of(JobState::Running)
+                    .chain(of(JobState::Preempted))
+                    .chain(queued)
+                    .map(|idx| {
+                        Dynamic::from(JobH {
+                            idx,
+                            id: jobs[idx].id,
+                            owned: None,
+                        })
+                    })
+                    .collect::<Array>())
+            })
+        },
+    );
     api.get(S, "on_fraction", "float", "Fraction of time the client expects the host to compute (1 unless the scenario learns availability).", |_: &mut ViewH| with_view(|v| Ok(v.on_fraction())));
     api.get(
         S,
@@ -606,11 +657,14 @@ fn view_api(api: &mut Api) {
         "capacity",
         "",
         "Capacity",
-        "Every instance of every resource free: fill it with `cap.take(job)`.",
+        "Every instance of every resource free, no job taken: fill it with `cap.take(job)` or `cap.take_next(p)`.",
         |_: &mut ViewH| {
             with_view(|v| {
                 let h = v.host();
-                Ok(CapacityH((0..h.nrsc()).map(|r| h.ninstances(r)).collect()))
+                Ok(CapacityH {
+                    free: (0..h.nrsc()).map(|r| h.ninstances(r)).collect(),
+                    taken: Vec::new(),
+                })
             })
         },
     );
@@ -1238,26 +1292,17 @@ fn helper_api(api: &mut Api) {
         "job",
         "bool",
         "The job fits in what is still free (1e-9 tolerance).",
-        |c: &mut CapacityH, h: JobH| -> RResult<bool> {
-            with_view(|v| {
-                let j = h.resolve(v)?;
-                Ok(j.cpus <= c.0[0] + 1e-9 && j.gpu.is_none_or(|(r, n)| n <= c.0[r] + 1e-9))
-            })
-        },
+        |c: &mut CapacityH, h: JobH| -> RResult<bool> { with_view(|v| Ok(c.fits(h.resolve(v)?))) },
     );
     api.func(
         C,
         "take",
         "job",
         "()",
-        "Marks the job's instances as used.",
+        "Marks the job's instances as used (and the job as taken).",
         |c: &mut CapacityH, h: JobH| -> RResult<()> {
             with_view(|v| {
-                let j = h.resolve(v)?;
-                c.0[0] -= j.cpus;
-                if let Some((r, n)) = j.gpu {
-                    c.0[r] -= n;
-                }
+                c.take(h.resolve(v)?);
                 Ok(())
             })
         },
@@ -1267,15 +1312,59 @@ fn helper_api(api: &mut Api) {
         "give",
         "job",
         "()",
-        "Gives the job's instances back.",
+        "Gives the job's instances back (and the job is no longer taken).",
         |c: &mut CapacityH, h: JobH| -> RResult<()> {
             with_view(|v| {
                 let j = h.resolve(v)?;
-                c.0[0] += j.cpus;
+                c.free[0] += j.cpus;
                 if let Some((r, n)) = j.gpu {
-                    c.0[r] += n;
+                    c.free[r] += n;
                 }
+                c.taken.retain(|id| *id != j.id);
                 Ok(())
+            })
+        },
+    );
+    api.func(
+        C,
+        "take_next",
+        "p",
+        "Job or ()",
+        "Takes and returns project p's next runnable job in the v4 document's order (as `v.next_runnable(p)`: running, preempted, then queued by earliest deadline) among those not taken yet that fit what is free; () if none does.",
+        |c: &mut CapacityH, p: i64| -> RResult<Dynamic> {
+            with_view(|v| {
+                let p = proj_index(v, p)?;
+                let jobs = v.jobs();
+                let ok = |j: &Job, s: JobState| {
+                    j.project == p && j.state == s && !c.taken.contains(&j.id) && c.fits(j)
+                };
+                let first = |s: JobState| jobs.iter().position(|j| ok(j, s));
+                // The earliest deadline; the first in arrival order on ties.
+                let earliest = || {
+                    let mut best: Option<usize> = None;
+                    for (k, j) in jobs.iter().enumerate() {
+                        if ok(j, JobState::Queued)
+                            && best.is_none_or(|b| j.deadline < jobs[b].deadline)
+                        {
+                            best = Some(k);
+                        }
+                    }
+                    best
+                };
+                let pick = first(JobState::Running)
+                    .or_else(|| first(JobState::Preempted))
+                    .or_else(earliest);
+                Ok(match pick {
+                    Some(idx) => {
+                        c.take(&jobs[idx]);
+                        Dynamic::from(JobH {
+                            idx,
+                            id: jobs[idx].id,
+                            owned: None,
+                        })
+                    }
+                    None => Dynamic::UNIT,
+                })
             })
         },
     );
@@ -1286,7 +1375,8 @@ fn helper_api(api: &mut Api) {
         "float",
         "Free instances of resource r.",
         |c: &mut CapacityH, r: i64| -> RResult<f64> {
-            c.0.get(r.max(0) as usize)
+            c.free
+                .get(r.max(0) as usize)
                 .copied()
                 .ok_or_else(|| format!("resource {r} does not exist").into())
         },
@@ -1296,7 +1386,7 @@ fn helper_api(api: &mut Api) {
         "any_free",
         "bool",
         "Some instance of some resource is free.",
-        |c: &mut CapacityH| Ok(c.0.iter().any(|f| *f > 1e-9)),
+        |c: &mut CapacityH| Ok(c.free.iter().any(|f| *f > 1e-9)),
     );
 
     const R: &str = "RrSim";

@@ -15,12 +15,13 @@
 //!
 //! How it is called (the fast pattern): the script is compiled once per
 //! path and the AST shared (`Arc`); each thread has one engine; a hook is
-//! called without re-running the script's top level, in a fresh empty
-//! scope; its arguments are small handles, and the getters read the live
-//! state through a scoped thread-local frame (no copy of the state per
-//! call). Limits (operations, call depth, string, array and map sizes) are
-//! on; there is no file, network or clock access (`no_module`, `no_time`,
-//! `eval` disabled).
+//! called without re-running the script's top level, in a fresh scope,
+//! with rhai's function-resolution cache kept from one call to the next
+//! (see [`call_with_this`]); its arguments are small handles, and the
+//! getters read the live state through a scoped thread-local frame (no
+//! copy of the state per call). Limits (operations, call depth, string,
+//! array and map sizes) are on; there is no file, network or clock access
+//! (`no_module`, `no_time`, `eval` disabled).
 //!
 //! Invariants: a script never panics the runner (every error becomes a
 //! [`PolicyError`] naming the file, line, column and function); the
@@ -35,7 +36,7 @@ pub use api::{DocEntry, MAX_OPERATIONS};
 
 use api::{CandH, FileH, JobH, ReplyH, RequestH, RunH, SentH, ServerH, ViewH};
 use frame::Frame;
-use rhai::{CallFnOptions, Dynamic, Engine, EvalAltResult, FuncArgs, Position, Scope, AST};
+use rhai::{Caches, Dynamic, Engine, EvalAltResult, FuncArgs, Position, Scope, AST};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -89,6 +90,10 @@ fn build_engine() -> (Engine, Vec<DocEntry>) {
     (e, docs)
 }
 
+/// The names a hook's `this` and arguments have in the calling scope.
+const THIS: &str = "__this";
+const ARGS: [&str; 3] = ["__a0", "__a1", "__a2"];
+
 thread_local! {
     /// One engine per thread (the engine is immutable once built; nested
     /// calls — a CPU script asking a scripted estimator — share it).
@@ -100,6 +105,9 @@ pub struct Script {
     pub path: String,
     ast: AST,
     fns: BTreeSet<(String, usize)>,
+    /// For each hook the script defines, the statement `__this.hook(__a0, ...)`
+    /// that calls it with `this` bound (see [`call_with_this`]).
+    drivers: Vec<(String, usize, AST)>,
     /// The first lines of `//!` comments, for listings.
     pub summary: String,
 }
@@ -119,10 +127,31 @@ impl Script {
             format!("{}: syntax error: {}", locate(path, pos), pe.0)
         })?;
         ast.set_source(path);
-        let fns = ast
+        let fns: BTreeSet<(String, usize)> = ast
             .iter_functions()
             .map(|f| (f.name.to_string(), f.params.len()))
             .collect();
+        let mut drivers = Vec::new();
+        // The hooks the script defines (`init` and the families' hooks).
+        let is_hook = |name: &str, arity: usize| {
+            (name == "init" && arity == 0)
+                || Family::ALL
+                    .iter()
+                    .any(|f| hooks(*f).iter().any(|(n, a, _)| *n == name && *a == arity))
+        };
+        for (name, arity) in fns.iter().filter(|(n, a)| is_hook(n, *a)) {
+            let args = &ARGS[..*arity];
+            let mut scope = Scope::new();
+            scope.push(THIS, ());
+            for a in args {
+                scope.push(*a, ());
+            }
+            let text = format!("{THIS}.{name}({})", args.join(", "));
+            let driver = ENGINE
+                .with(|e| e.compile_with_scope(&scope, &text))
+                .map_err(|e| format!("{path}: cannot call `{name}`: {e}"))?;
+            drivers.push((name.clone(), *arity, driver));
+        }
         let summary = text
             .lines()
             .take_while(|l| l.trim_start().starts_with("//"))
@@ -135,6 +164,7 @@ impl Script {
             path: path.to_string(),
             ast,
             fns,
+            drivers,
             summary: if summary.is_empty() {
                 "rhai script".into()
             } else {
@@ -271,10 +301,73 @@ pub fn describe_error(path: &str, hook: &str, err: &EvalAltResult) -> String {
     format!("{}: in function `{func}`{via}: {msg}", locate(&src, pos))
 }
 
+/// Calls `script`'s function `hook` with `this` bound to `state`, keeping
+/// rhai's function-resolution cache in `caches` between calls. It runs the
+/// statement `__this.hook(__a0, ...)` on a scope holding the state and the
+/// arguments: what `Engine::call_fn_with_options` does, minus the fresh cache.
+fn call_with_this(
+    engine: &Engine,
+    script: &Script,
+    caches: &mut Caches,
+    state: &mut Dynamic,
+    hook: &str,
+    args: impl FuncArgs,
+) -> Result<Dynamic, Box<EvalAltResult>> {
+    let mut values = rhai::StaticVec::<Dynamic>::new();
+    args.parse(&mut values);
+    let Some((.., driver)) = script
+        .drivers
+        .iter()
+        .find(|(name, arity, _)| name == hook && *arity == values.len())
+    else {
+        return Err(Box::new(EvalAltResult::ErrorFunctionNotFound(
+            format!("{hook} ({} arguments)", values.len()),
+            Position::NONE,
+        )));
+    };
+    let mut scope = Scope::new();
+    // `state.hook(...)` on a map whose `hook` key holds a function pointer
+    // would call that pointer: such a state takes rhai's own way (a fresh
+    // cache per call).
+    if state
+        .as_map_ref()
+        .is_ok_and(|m| m.get(hook).is_some_and(|x| x.is::<rhai::FnPtr>()))
+    {
+        let opts = rhai::CallFnOptions::new()
+            .eval_ast(false)
+            .rewind_scope(true)
+            .bind_this_ptr(state);
+        return engine.call_fn_with_options(opts, &mut scope, &script.ast, hook, values);
+    }
+    scope.push(THIS, std::mem::take(state));
+    for (name, v) in ARGS.iter().zip(values) {
+        scope.push(*name, v);
+    }
+    let mut global = engine.new_global_runtime_state();
+    global.source = script.ast.source().map(Into::into);
+    global.lib.push(script.ast.shared_lib().clone());
+    #[allow(deprecated)] // the one public way to evaluate with a caller's cache
+    let r = engine.eval_statements_raw(&mut global, caches, &mut scope, driver.statements());
+    // `this` goes back even when the call failed: rhai keeps a failed call's
+    // changes to `this`, and the state must not be lost.
+    if let Some(s) = scope.get_mut(THIS) {
+        *state = std::mem::take(s);
+    }
+    r.map_err(|e| match *e {
+        // The call of the hook itself; what is inside is the error.
+        EvalAltResult::ErrorInFunctionCall(name, _, inner, _) if name == hook => inner,
+        _ => e,
+    })
+}
+
 /// A script's hooks and its state (`this`).
 struct Hooked {
     script: Arc<Script>,
     state: RefCell<Dynamic>,
+    /// rhai's function-resolution cache, kept from one call to the next: with
+    /// a fresh one per call (as `Engine::call_fn` has) every function a hook
+    /// uses is looked up again at each call (6% of a scripted cs1 run).
+    caches: RefCell<Caches>,
 }
 
 impl Hooked {
@@ -282,6 +375,7 @@ impl Hooked {
         let h = Hooked {
             script,
             state: RefCell::new(Dynamic::from_map(Default::default())),
+            caches: RefCell::new(Caches::new()),
         };
         if h.script.has("init", 0) {
             let s = h.call_plain("init", (), false).map_err(|e| e.0)?;
@@ -321,20 +415,10 @@ impl Hooked {
             sent,
             draws: &draws,
         };
+        let mut caches = self.caches.borrow_mut();
         let r = ENGINE.with(|engine| {
             frame::enter(frame, || {
-                let mut scope = Scope::new();
-                let opts = CallFnOptions::new()
-                    .eval_ast(false)
-                    .rewind_scope(true)
-                    .bind_this_ptr(&mut state);
-                engine.call_fn_with_options::<Dynamic>(
-                    opts,
-                    &mut scope,
-                    &self.script.ast,
-                    hook,
-                    args,
-                )
+                call_with_this(engine, &self.script, &mut caches, &mut state, hook, args)
             })
         });
         r.map_err(|e| PolicyError(describe_error(path, hook, &e)))
