@@ -299,6 +299,28 @@ fn a_panicking_policy_is_an_error_naming_the_plugin_and_the_call() {
 }
 
 #[test]
+fn a_panic_in_a_call_that_cannot_fail_fails_the_run_at_that_step() {
+    // `correction` returns a plain number in vcsim's trait: the host keeps
+    // the panic and the simulator fails the run with it after the step.
+    let f = lib("vcsim-plugin-fixture-panics");
+    let o = vcsim(&[
+        "--plugin",
+        f.to_str().unwrap(),
+        "run",
+        "scenarios/paper-base.toml",
+        "--policy",
+        "estimate=bad-correction",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("at simulated time 0d 00:00:00"), "{err}");
+    assert!(err.contains("estimate policy `bad-correction`"), "{err}");
+    assert!(err.contains("panicked in `correction`"), "{err}");
+    assert!(err.contains("deliberate panic in correction(0)"), "{err}");
+    assert!(!err.contains("warning"), "one error, no warnings: {err}");
+}
+
+#[test]
 fn two_plugins_exporting_the_same_name_are_refused() {
     let ex = example();
     let dup = lib("vcsim-plugin-fixture-dup");

@@ -160,33 +160,71 @@ fn the_lru_disk_script_enforces_the_limit_on_disk_tight() {
 }
 
 #[test]
-fn a_bad_disk_plan_is_logged_naming_the_script_and_the_run_goes_on() {
-    let p = temp_script(
-        "bad_plan.rhai",
-        "fn enforces() { true }\nfn free_space(v, p) { v.host.disk_bytes }\nfn poll(v) { #{ delete_files: \"all\" } }\nfn make_room(v, p, bytes) { #{ fits: 1 } }\n",
-    );
+fn a_bad_disk_plan_fails_the_run_naming_the_script_function_and_time() {
+    // The disk calls return plain values in vcsim's traits: the error is
+    // kept and the simulator fails the run after the step.
     let text = std::fs::read_to_string(root().join("scenarios/disk-tight.toml")).unwrap();
     let scn_path = temp_script(
         "disk-tight-short.toml",
         &text.replace("duration_days = 30", "duration_days = 0.5"),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
-        .args(["run", &scn_path, "--policy", &format!("disk={p}")])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    assert!(
-        err.contains(&format!(
-            "{p}: in function `poll`: invalid decision: `delete_files` must be an array"
-        )),
-        "{err}"
+    let head = "fn enforces() { true }\n";
+    let free = "fn free_space(v, p) { v.host.disk_bytes }\n";
+    for (name, hook, text, msg) in [
+        (
+            "bad_poll.rhai",
+            "poll",
+            format!("{head}{free}fn poll(v) {{ #{{ delete_files: \"all\" }} }}\n"),
+            "invalid decision: `delete_files` must be an array",
+        ),
+        (
+            "bad_room.rhai",
+            "make_room",
+            format!("{head}{free}fn make_room(v, p, bytes) {{ #{{ fits: 1 }} }}\n"),
+            "invalid decision: `fits` must be a bool",
+        ),
+        (
+            "bad_free.rhai",
+            "free_space",
+            format!("{head}fn free_space(v, p) {{ throw \"no disk\" }}\n"),
+            "no disk",
+        ),
+    ] {
+        let p = temp_script(name, &text);
+        let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
+            .args(["run", &scn_path, "--policy", &format!("disk={p}")])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("at simulated time"), "{err}");
+        assert!(err.contains(&format!("disk policy `{p}`")), "{err}");
+        assert!(err.contains(&format!("in function `{hook}`")), "{err}");
+        assert!(err.contains(msg), "{err}");
+        assert_eq!(err.lines().count(), 1, "one error line: {err}");
+    }
+}
+
+#[test]
+fn an_error_in_correction_fails_the_run_naming_the_script_and_time() {
+    let p = temp_script(
+        "bad_correction.rhai",
+        "fn remaining(v, job) { job.estimated_seconds }\nfn correction(p) {\n    if v_never() { 1.0 } else { 2.0 }\n}\n",
     );
+    let e = run_error("estimate", &p);
+    assert!(e.contains("at simulated time 0d 00:00:00"), "{e}");
+    assert!(e.contains(&format!("estimate policy `{p}`")), "{e}");
+    assert!(e.contains(&format!("{p}:3:")), "{e}");
+    assert!(e.contains("in function `correction`"), "{e}");
+    // A correction that is not a positive number is an invalid decision.
+    let p = temp_script(
+        "zero_correction.rhai",
+        "fn remaining(v, job) { job.estimated_seconds }\nfn correction(p) { 0.0 }\n",
+    );
+    let e = run_error("estimate", &p);
     assert!(
-        err.contains(&format!(
-            "{p}: in function `make_room`: invalid decision: `fits` must be a bool"
-        )),
-        "{err}"
+        e.contains("in function `correction`: invalid decision: 0 for project 0"),
+        "{e}"
     );
 }
 

@@ -168,6 +168,12 @@ pub trait WorkFetcher: Send {
     fn backoff_on_empty_reply(&self) -> bool {
         true
     }
+    /// An error met by a method that cannot return one
+    /// ([`WorkFetcher::backoff_on_empty_reply`]): the simulator looks after
+    /// every step and fails the run with it.
+    fn fault(&self) -> Option<PolicyError> {
+        None
+    }
 }
 
 /// A job the server could send: drawn by the server's feeder from the
@@ -247,6 +253,12 @@ pub trait CompletionEstimator: Send {
     fn on_job_finished(&mut self, _v: &View, _job: &Job) -> PolicyResult<()> {
         Ok(())
     }
+    /// An error met by a method that cannot return one
+    /// ([`CompletionEstimator::correction`], which then answered 1): the
+    /// simulator looks after every step and fails the run with it.
+    fn fault(&self) -> Option<PolicyError> {
+        None
+    }
 }
 
 /// The uncorrected static estimate, `(1 - F) x FLOPs estimate / speed`:
@@ -289,6 +301,12 @@ pub trait DiskManager: Send {
     }
     /// `project_limit(p)` in bytes, for the report.
     fn project_limit(&self, _st: &ClientState, _project: usize) -> Option<f64> {
+        None
+    }
+    /// An error met by a method that cannot return one (all of the above,
+    /// which then answered their defaults): the simulator looks after every
+    /// step and fails the run with it.
+    fn fault(&self) -> Option<PolicyError> {
         None
     }
 }

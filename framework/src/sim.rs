@@ -360,10 +360,29 @@ impl Simulation {
         }
     }
 
+    /// The first error a policy met in a method that cannot fail
+    /// (`correction`, the disk calls, ...): it fails the run at the step
+    /// where it happened, like any other policy error.
+    fn faults(&self) -> Result<(), SimError> {
+        let fam = if let Some(e) = self.pol.estimate.fault() {
+            (Family::Estimate, e)
+        } else if let Some(e) = self.pol.disk.fault() {
+            (Family::Disk, e)
+        } else if let Some(e) = self.pol.fetch.fault() {
+            (Family::Fetch, e)
+        } else {
+            return Ok(());
+        };
+        Err(self.policy_err(fam.0, fam.1))
+    }
+
     /// Runs to the end and reports.
     pub fn run(mut self) -> Result<RunOutput, SimError> {
         loop {
-            self.step(self.k)?;
+            let r = self.step(self.k);
+            // A fault comes first: it is the cause of what follows it.
+            self.faults()?;
+            r?;
             self.steps_visited += 1;
             if cfg!(debug_assertions) {
                 self.check_invariants().map_err(|m| SimError {
@@ -372,7 +391,9 @@ impl Simulation {
                     message: m,
                 })?;
             }
-            let next = self.next_event_step()?;
+            let next = self.next_event_step();
+            self.faults()?;
+            let next = next?;
             if next >= self.nsteps {
                 break;
             }
@@ -390,6 +411,7 @@ impl Simulation {
             message: m,
         })?;
         let report = self.report();
+        self.faults()?;
         Ok(RunOutput {
             report,
             timeline: self.timeline,

@@ -1,6 +1,7 @@
 //! Test fixture: a CPU scheduler that panics once the simulation has run
-//! for a day, and a fetcher whose constructor panics. The host must turn
-//! both into errors that name the plugin and the call.
+//! for a day, a fetcher whose constructor panics, and an estimator whose
+//! `correction` (a call vcsim's trait cannot fail) panics. The host must
+//! turn each into an error of the run that names the plugin and the call.
 
 use vcsim_plugin_sdk::*;
 
@@ -33,5 +34,18 @@ impl WorkFetcher for NoCreate {
     }
 }
 
+#[derive(Default)]
+pub struct BadCorrection;
+
+impl CompletionEstimator for BadCorrection {
+    fn remaining_seconds(&self, _v: &EstimateView, job: &Job) -> PolicyResult<f64> {
+        Ok((1.0 - job.fraction_done) * job.estimated_seconds)
+    }
+    fn correction(&self, project: usize) -> f64 {
+        panic!("deliberate panic in correction({project})")
+    }
+}
+
 export_cpu!(Panicky => "panicky", "runs one job, and panics after a day [fixture]");
 export_fetch!(NoCreate => "no-create", "panics when created [fixture]");
+export_estimate!(BadCorrection => "bad-correction", "panics in correction [fixture]");

@@ -271,7 +271,6 @@ impl Plugin {
             .map(|p| {
                 let who = Arc::new(Who {
                     plugin: self.path.display().to_string(),
-                    family: p.table.family(),
                     name: p.name.clone(),
                 });
                 let table = p.table;
@@ -315,7 +314,6 @@ pub fn register(reg: &mut Registry, libs: &[PathBuf]) -> Result<Vec<Arc<Plugin>>
 /// Names a policy in messages.
 struct Who {
     plugin: String,
-    family: Family,
     name: String,
 }
 
@@ -327,8 +325,9 @@ struct Instance<T: Table> {
     state: abi::State,
     who: Arc<Who>,
     err: Vec<u8>,
-    /// Set when a call that cannot fail in vcsim's trait failed: the next
-    /// fallible call reports it.
+    /// Set when a call that cannot fail in vcsim's trait failed: the
+    /// simulator fails the run with it after the step (`fault()`), and any
+    /// later call reports it.
     poisoned: Option<String>,
 }
 
@@ -408,12 +407,16 @@ impl<T: Table> Instance<T> {
     }
 
     /// For calls whose vcsim trait method cannot fail: remember the error.
+    /// The simulator reads it (`fault()`) after the step and fails the run;
+    /// every later call of this instance fails with it.
     fn poison(&mut self, e: PolicyError) {
         if self.poisoned.is_none() {
-            let w = &self.who;
-            eprintln!("warning: {} policy `{}`: {e}", w.family, w.name);
             self.poisoned = Some(e.0);
         }
+    }
+
+    fn fault(&self) -> Option<PolicyError> {
+        self.poisoned.clone().map(PolicyError)
     }
 }
 
@@ -772,6 +775,10 @@ impl WorkFetcher for FetchAdapter {
         })
         .unwrap_or(true)
     }
+
+    fn fault(&self) -> Option<PolicyError> {
+        self.inner.try_borrow().ok()?.0.fault()
+    }
 }
 
 // ---------------------------------------------------------------- send
@@ -935,6 +942,10 @@ impl CompletionEstimator for EstimateAdapter {
 
     fn on_job_finished(&mut self, v: &View, job: &Job) -> PolicyResult<()> {
         self.call(v, job, true).map(|_| ())
+    }
+
+    fn fault(&self) -> Option<PolicyError> {
+        self.inner.try_borrow().ok()?.0.fault()
     }
 }
 
@@ -1176,5 +1187,9 @@ impl DiskManager for DiskAdapter {
             },
         )
         .filter(|x| !x.is_nan())
+    }
+
+    fn fault(&self) -> Option<PolicyError> {
+        self.inner.try_borrow().ok()?.0.fault()
     }
 }

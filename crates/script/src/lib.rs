@@ -368,6 +368,9 @@ struct Hooked {
     /// a fresh one per call (as `Engine::call_fn` has) every function a hook
     /// uses is looked up again at each call (6% of a scripted cs1 run).
     caches: RefCell<Caches>,
+    /// The first error of a hook whose trait method cannot fail; the
+    /// simulator fails the run with it (`fault()` of the traits).
+    fault: RefCell<Option<PolicyError>>,
 }
 
 impl Hooked {
@@ -376,6 +379,7 @@ impl Hooked {
             script,
             state: RefCell::new(Dynamic::from_map(Default::default())),
             caches: RefCell::new(Caches::new()),
+            fault: RefCell::new(None),
         };
         if h.script.has("init", 0) {
             let s = h.call_plain("init", (), false).map_err(|e| e.0)?;
@@ -404,7 +408,7 @@ impl Hooked {
         let path = self.script.path.as_str();
         let mut state = self.state.try_borrow_mut().map_err(|_| {
             PolicyError(format!(
-                "{path}: in function `{hook}`: the script was called again while it runs (an estimator that asks for its own estimates?)"
+                "{path}: in function `{hook}`: the script was called again while it runs (an estimator that asks for its own estimates? Inside the estimator, use `job.estimated_seconds` rather than `job.static_estimate` or `job.remaining`)"
             ))
         })?;
         let draws = Cell::new(0);
@@ -422,6 +426,14 @@ impl Hooked {
             })
         });
         r.map_err(|e| PolicyError(describe_error(path, hook, &e)))
+    }
+
+    /// Keeps the first error of a call that cannot fail, and gives `default`.
+    fn or_fault<T>(&self, r: PolicyResult<T>, default: T) -> T {
+        r.unwrap_or_else(|e| {
+            self.fault.borrow_mut().get_or_insert(e);
+            default
+        })
     }
 
     fn bad(&self, hook: &str, what: &str, got: &Dynamic) -> PolicyError {
@@ -585,26 +597,26 @@ impl CompletionEstimator for ScriptEstimate {
         if !self.0.script.has("correction", 1) {
             return 1.0;
         }
-        // The trait gives no way to fail here: an error is logged once per
-        // call and the correction falls back to 1.
-        match self
+        // The trait cannot fail here: an error becomes the run's fault and
+        // the correction is 1 until the simulator stops the run.
+        let r = self
             .0
             .call_plain("correction", (project as i64,), true)
             .and_then(|d| self.0.float("correction", d))
-        {
-            Ok(x) if x.is_finite() && x > 0.0 => x,
-            Ok(x) => {
-                api::log_line(&format!(
-                    "{}: `correction` returned {x}; using 1",
-                    self.0.script.path
-                ));
-                1.0
-            }
-            Err(e) => {
-                api::log_line(&format!("{e}; using a correction of 1"));
-                1.0
-            }
-        }
+            .and_then(|x| {
+                if x.is_finite() && x > 0.0 {
+                    Ok(x)
+                } else {
+                    Err(PolicyError(format!(
+                        "{}: in function `correction`: invalid decision: {x} for project {project} (must be positive and finite)",
+                        self.0.script.path
+                    )))
+                }
+            });
+        self.0.or_fault(r, 1.0)
+    }
+    fn fault(&self) -> Option<PolicyError> {
+        self.0.fault.borrow().clone()
     }
     fn on_job_finished(&mut self, v: &View, job: &Job) -> PolicyResult<()> {
         if self.0.script.has("on_job_finished", 2) {
@@ -654,14 +666,11 @@ impl DiskManager for ScriptDisk {
                 }
                 self.h.float("free_space", d).map(|x| [x; 3])
             });
-        match r {
-            Ok(x) => x,
-            Err(e) => {
-                // The trait cannot fail: report, and tell the server nothing is free.
-                api::log_line(&format!("{e}; reporting no free space"));
-                [0.0; 3]
-            }
-        }
+        // The trait cannot fail: the run's fault; nothing is free meanwhile.
+        self.h.or_fault(r, [0.0; 3])
+    }
+    fn fault(&self) -> Option<PolicyError> {
+        self.h.fault.borrow().clone()
     }
     fn enforces(&self) -> bool {
         self.enforces
@@ -686,14 +695,8 @@ impl DiskManager for ScriptDisk {
                 false,
             )
             .and_then(|d| self.plan("make_room", d, true));
-        match r {
-            Ok(p) => p,
-            Err(e) => {
-                // The trait cannot fail: report, delete nothing, write the bytes.
-                api::log_line(&format!("{e}; deleting nothing"));
-                default
-            }
-        }
+        // The trait cannot fail: the run's fault; delete nothing meanwhile.
+        self.h.or_fault(r, default)
     }
     fn poll(&mut self, st: &ClientState) -> DiskPlan {
         if !self.h.script.has("poll", 1) {
@@ -704,13 +707,7 @@ impl DiskManager for ScriptDisk {
             .h
             .call("poll", Some(v), None, &[], (ViewH,), false)
             .and_then(|d| self.plan("poll", d, false));
-        match r {
-            Ok(p) => p,
-            Err(e) => {
-                api::log_line(&format!("{e}; deleting nothing, not suspending"));
-                DiskPlan::default()
-            }
-        }
+        self.h.or_fault(r, DiskPlan::default())
     }
     fn project_limit(&self, st: &ClientState, project: usize) -> Option<f64> {
         if !self.h.script.has("project_limit", 2) {
@@ -740,13 +737,7 @@ impl DiskManager for ScriptDisk {
                 }
                 Ok(Some(x))
             });
-        match r {
-            Ok(x) => x,
-            Err(e) => {
-                api::log_line(&format!("{e}; reporting no limit"));
-                None
-            }
-        }
+        self.h.or_fault(r, None)
     }
 }
 
