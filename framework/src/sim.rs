@@ -364,7 +364,7 @@ impl Simulation {
     /// (`correction`, the disk calls, ...): it fails the run at the step
     /// where it happened, like any other policy error.
     fn faults(&self) -> Result<(), SimError> {
-        let fam = if let Some(e) = self.pol.estimate.fault() {
+        let (fam, e) = if let Some(e) = self.pol.estimate.fault() {
             (Family::Estimate, e)
         } else if let Some(e) = self.pol.disk.fault() {
             (Family::Disk, e)
@@ -373,7 +373,7 @@ impl Simulation {
         } else {
             return Ok(());
         };
-        Err(self.policy_err(fam.0, fam.1))
+        Err(self.policy_err(fam, e))
     }
 
     /// Runs to the end and reports.
