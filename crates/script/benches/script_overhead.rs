@@ -319,7 +319,6 @@ flops_mean = 1.3e13
     }
     let v = View::new(&st, &vcsim_plugins::jc::Jc1, st.now);
     let bodies = [
-        "",
         "let x = 1;",
         "let x = v.nprojects;",
         "let x = v.usage_seconds(0, 0);",
@@ -334,38 +333,48 @@ flops_mean = 1.3e13
         "let c = v.capacity(); c.take_next(0);",
         "for j in js { let d = j.deadline; }",
     ];
+    // Each statement is written REPEAT times in its hook, and its hook's
+    // runs alternate with the empty hook's, so that the difference is well
+    // above the machine's noise; the fastest of 9 of each is kept.
+    const REPEAT: usize = 10;
     println!(
-        "\nwhat a statement costs in a hook (ns per call, fastest of 7, less the empty hook's):"
+        "\nwhat a statement costs in a hook (ns per statement; {REPEAT} in a hook, less the empty hook, fastest of 9):"
     );
-    let mut empty = 0.0;
-    for body in bodies {
+    let hook = |body: &str| {
         // Every hook starts with `a` and `js` ready; their cost is in the empty hook.
         let text = format!(
             "fn init() {{ #{{ w: [0.0] }} }}\nfn schedule(v) {{ let a = []; let js = v.jobs; {body}\n [] }}"
         );
         let script = Arc::new(vcsim_script::Script::compile("construct.rhai", &text).unwrap());
-        let AnyPolicy::Cpu(mut p) = script.make(Family::Cpu).unwrap() else {
+        let AnyPolicy::Cpu(p) = script.make(Family::Cpu).unwrap() else {
             unreachable!()
         };
+        p
+    };
+    let time = |p: &mut Box<dyn CpuScheduler>| {
         let mut out = RunList::default();
-        let n = 20_000;
-        // The fastest of 7: a small difference of two medians is mostly noise.
-        let mut best = f64::MAX;
-        for _ in 0..7 {
-            let t = Instant::now();
-            for _ in 0..n {
-                out.clear();
-                p.schedule(&v, &mut out).unwrap();
-            }
-            best = best.min(t.elapsed().as_secs_f64() / n as f64 * 1e9);
+        let n = 5_000;
+        let t = Instant::now();
+        for _ in 0..n {
+            out.clear();
+            p.schedule(&v, &mut out).unwrap();
         }
-        let ns = best;
-        if body.is_empty() {
-            empty = ns;
-            println!("  {:<40} {ns:>8.0}", "(the empty hook)");
-        } else {
-            println!("  {body:<40} {:>8.0}", ns - empty);
+        t.elapsed().as_secs_f64() / n as f64 * 1e9
+    };
+    let mut empty = hook("");
+    let mut first = true;
+    for body in bodies {
+        let mut p = hook(&body.repeat(REPEAT));
+        let (mut be, mut bs) = (f64::MAX, f64::MAX);
+        for _ in 0..9 {
+            be = be.min(time(&mut empty));
+            bs = bs.min(time(&mut p));
         }
+        if first {
+            println!("  {:<40} {be:>8.0}", "(the empty hook)");
+            first = false;
+        }
+        println!("  {body:<40} {:>8.0}", (bs - be) / REPEAT as f64);
     }
 }
 

@@ -699,6 +699,26 @@ fn project_api(api: &mut Api) {
     });
     pget(
         api,
+        "jobs",
+        "array of Job",
+        "Its jobs on the host in arrival order (as `v.jobs`, this project's only).",
+        |v, p| {
+            v.jobs()
+                .iter()
+                .enumerate()
+                .filter(|(_, j)| j.project == p)
+                .map(|(idx, j)| {
+                    Dynamic::from(JobH {
+                        idx,
+                        id: j.id,
+                        owned: None,
+                    })
+                })
+                .collect::<Array>()
+        },
+    );
+    pget(
+        api,
         "share_fraction",
         "float",
         "Its share as a fraction of all projects' shares.",

@@ -79,6 +79,12 @@ fn next_runnable_lists_running_then_preempted_then_queued_by_deadline() {
 }
 
 #[test]
+fn a_projects_jobs_are_its_own_in_arrival_order() {
+    let mut p = cpu("fn schedule(v) { v.project(1).jobs + v.project(0).jobs }");
+    assert_eq!(call(&mut p, &host()).unwrap(), vec![5, 0, 1, 2, 3, 4]);
+}
+
+#[test]
 fn take_next_follows_the_same_order_and_skips_what_is_taken() {
     let mut p = cpu(r#"
         fn schedule(v) {
