@@ -6,7 +6,7 @@
 
 use crate::capacity::Capacity;
 use crate::debt::V4Debt;
-use vcsim_framework::{CpuScheduler, JobState, PolicyResult, RunList, RunMode, View};
+use vcsim_framework::{CpuScheduler, Job, JobState, PolicyResult, RunList, RunMode, View};
 
 #[derive(Default)]
 pub struct Cs1 {
@@ -43,7 +43,7 @@ impl CpuScheduler for Cs1 {
                 if best.is_some_and(|(bp, _)| self.anticipated[p] <= self.anticipated[bp]) {
                     continue;
                 }
-                if let Some(k) = pick(v, p, out, &cap) {
+                if let Some(k) = pick(v, p, |j| !out.contains(j.id) && cap.fits(j)) {
                     best = Some((p, k));
                 }
             }
@@ -56,11 +56,13 @@ impl CpuScheduler for Cs1 {
     }
 }
 
-/// Project p's next job: running, else preempted, else the queued one with
-/// the earliest deadline; not already chosen, and fitting what is free.
-fn pick(v: &View, p: usize, out: &RunList, cap: &Capacity) -> Option<usize> {
+/// Project p's next job in the v4 document's order: running, else
+/// preempted, else the queued one with the earliest deadline (the first on
+/// ties); among the jobs `ok` accepts (not chosen yet, fitting what is free).
+/// Scripts reach it as `cap.take_next(p)`.
+pub fn pick(v: &View, p: usize, ok: impl Fn(&Job) -> bool) -> Option<usize> {
     let jobs = v.jobs();
-    let ok = |k: usize| jobs[k].project == p && !out.contains(jobs[k].id) && cap.fits(&jobs[k]);
+    let ok = |k: usize| jobs[k].project == p && ok(&jobs[k]);
     let first = |s: JobState| (0..jobs.len()).find(|&k| jobs[k].state == s && ok(k));
     first(JobState::Running)
         .or_else(|| first(JobState::Preempted))

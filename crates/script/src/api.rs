@@ -8,6 +8,7 @@ use rhai::{Array, Dynamic, Engine, ImmutableString, RhaiNativeFunc};
 use std::sync::Arc;
 use vcsim_framework::model::{DeletionPolicy, FileInfo, FileKind, HostInfo};
 use vcsim_framework::{Candidate, Job, JobState, ReportedJob, RpcReply, RscStatus, RunMode, View};
+use vcsim_plugins::capacity::Capacity;
 use vcsim_plugins::rr_sim::{self, RrResult};
 
 /// Operations one hook call may perform before it is stopped.
@@ -46,6 +47,14 @@ pub struct JobH {
 }
 
 impl JobH {
+    /// The handle of the job at index `idx` of the view, as a script value.
+    pub fn at(idx: usize, j: &Job) -> Dynamic {
+        Dynamic::from(JobH {
+            idx,
+            id: j.id,
+            owned: None,
+        })
+    }
     pub fn of(v: &View, j: &Job) -> JobH {
         let jobs = v.jobs();
         match jobs.iter().position(|x| x.id == j.id) {
@@ -87,24 +96,17 @@ pub struct RunH {
 #[derive(Clone)]
 pub struct RequestH(pub vcsim_framework::WorkRequest);
 
-/// Free instances per resource while a scheduler fills the host, and the
-/// jobs taken so far.
+/// Free instances per resource while a scheduler fills the host (the
+/// built-ins' [`Capacity`]), and the jobs taken so far.
 #[derive(Clone)]
 pub struct CapacityH {
-    pub free: Vec<f64>,
+    pub cap: Capacity,
     pub taken: Vec<u64>,
 }
 
 impl CapacityH {
-    /// The job fits in what is still free (1e-9 tolerance).
-    fn fits(&self, j: &Job) -> bool {
-        j.cpus <= self.free[0] + 1e-9 && j.gpu.is_none_or(|(r, n)| n <= self.free[r] + 1e-9)
-    }
     fn take(&mut self, j: &Job) {
-        self.free[0] -= j.cpus;
-        if let Some((r, n)) = j.gpu {
-            self.free[r] -= n;
-        }
+        self.cap.take(j);
         self.taken.push(j.id);
     }
 }
@@ -447,7 +449,7 @@ fn view_api(api: &mut Api) {
     );
     api.get(S, "jobs", "array of Job", "Jobs on the host in arrival order: queued, running, preempted, and finished but not yet reported.", |_: &mut ViewH| {
         with_view(|v| {
-            Ok(v.jobs().iter().enumerate().map(|(idx, j)| Dynamic::from(JobH { idx, id: j.id, owned: None })).collect::<Array>())
+            Ok(v.jobs().iter().enumerate().map(|(idx, j)| JobH::at(idx, j)).collect::<Array>())
         })
     });
     api.get(
@@ -461,13 +463,7 @@ fn view_api(api: &mut Api) {
                     .iter()
                     .enumerate()
                     .filter(|(_, j)| j.is_runnable())
-                    .map(|(idx, j)| {
-                        Dynamic::from(JobH {
-                            idx,
-                            id: j.id,
-                            owned: None,
-                        })
-                    })
+                    .map(|(idx, j)| JobH::at(idx, j))
                     .collect::<Array>())
             })
         },
@@ -484,13 +480,7 @@ fn view_api(api: &mut Api) {
                     .iter()
                     .enumerate()
                     .filter(|(_, j)| j.is_runnable())
-                    .map(|(idx, j)| {
-                        Dynamic::from(JobH {
-                            idx,
-                            id: j.id,
-                            owned: None,
-                        })
-                    })
+                    .map(|(idx, j)| JobH::at(idx, j))
                     .collect();
                 sort_by_deadline(v, &mut a, false)?;
                 Ok(a)
@@ -520,11 +510,7 @@ fn view_api(api: &mut Api) {
                     .chain(of(JobState::Preempted))
                     .chain(queued)
                     .map(|idx| {
-                        Dynamic::from(JobH {
-                            idx,
-                            id: jobs[idx].id,
-                            owned: None,
-                        })
+                        JobH::at(idx, &jobs[idx])
                     })
                     .collect::<Array>())
             })
@@ -561,12 +547,9 @@ fn view_api(api: &mut Api) {
         "The job with this id, or () if it is not on the host.",
         |_: &mut ViewH, id: i64| {
             with_view(|v| {
-                Ok(match v.jobs().iter().position(|j| j.id as i64 == id) {
-                    Some(idx) => Dynamic::from(JobH {
-                        idx,
-                        id: id as u64,
-                        owned: None,
-                    }),
+                let jobs = v.jobs();
+                Ok(match jobs.iter().position(|j| j.id as i64 == id) {
+                    Some(idx) => JobH::at(idx, &jobs[idx]),
                     None => Dynamic::UNIT,
                 })
             })
@@ -660,9 +643,8 @@ fn view_api(api: &mut Api) {
         "Every instance of every resource free, no job taken: fill it with `cap.take(job)` or `cap.take_next(p)`.",
         |_: &mut ViewH| {
             with_view(|v| {
-                let h = v.host();
                 Ok(CapacityH {
-                    free: (0..h.nrsc()).map(|r| h.ninstances(r)).collect(),
+                    cap: Capacity::of_host(v),
                     taken: Vec::new(),
                 })
             })
@@ -707,13 +689,7 @@ fn project_api(api: &mut Api) {
                 .iter()
                 .enumerate()
                 .filter(|(_, j)| j.project == p)
-                .map(|(idx, j)| {
-                    Dynamic::from(JobH {
-                        idx,
-                        id: j.id,
-                        owned: None,
-                    })
-                })
+                .map(|(idx, j)| JobH::at(idx, j))
                 .collect::<Array>()
         },
     );
@@ -1312,7 +1288,9 @@ fn helper_api(api: &mut Api) {
         "job",
         "bool",
         "The job fits in what is still free (1e-9 tolerance).",
-        |c: &mut CapacityH, h: JobH| -> RResult<bool> { with_view(|v| Ok(c.fits(h.resolve(v)?))) },
+        |c: &mut CapacityH, h: JobH| -> RResult<bool> {
+            with_view(|v| Ok(c.cap.fits(h.resolve(v)?)))
+        },
     );
     api.func(
         C,
@@ -1336,10 +1314,7 @@ fn helper_api(api: &mut Api) {
         |c: &mut CapacityH, h: JobH| -> RResult<()> {
             with_view(|v| {
                 let j = h.resolve(v)?;
-                c.free[0] += j.cpus;
-                if let Some((r, n)) = j.gpu {
-                    c.free[r] += n;
-                }
+                c.cap.give(j);
                 c.taken.retain(|id| *id != j.id);
                 Ok(())
             })
@@ -1354,34 +1329,14 @@ fn helper_api(api: &mut Api) {
         |c: &mut CapacityH, p: i64| -> RResult<Dynamic> {
             with_view(|v| {
                 let p = proj_index(v, p)?;
-                let jobs = v.jobs();
-                let ok = |j: &Job, s: JobState| {
-                    j.project == p && j.state == s && !c.taken.contains(&j.id) && c.fits(j)
-                };
-                let first = |s: JobState| jobs.iter().position(|j| ok(j, s));
-                // The earliest deadline; the first in arrival order on ties.
-                let earliest = || {
-                    let mut best: Option<usize> = None;
-                    for (k, j) in jobs.iter().enumerate() {
-                        if ok(j, JobState::Queued)
-                            && best.is_none_or(|b| j.deadline < jobs[b].deadline)
-                        {
-                            best = Some(k);
-                        }
-                    }
-                    best
-                };
-                let pick = first(JobState::Running)
-                    .or_else(|| first(JobState::Preempted))
-                    .or_else(earliest);
+                let pick = vcsim_plugins::cs1::pick(v, p, |j| {
+                    !c.taken.contains(&j.id) && c.cap.fits(j)
+                });
                 Ok(match pick {
                     Some(idx) => {
-                        c.take(&jobs[idx]);
-                        Dynamic::from(JobH {
-                            idx,
-                            id: jobs[idx].id,
-                            owned: None,
-                        })
+                        let j = &v.jobs()[idx];
+                        c.take(j);
+                        JobH::at(idx, j)
                     }
                     None => Dynamic::UNIT,
                 })
@@ -1395,7 +1350,8 @@ fn helper_api(api: &mut Api) {
         "float",
         "Free instances of resource r.",
         |c: &mut CapacityH, r: i64| -> RResult<f64> {
-            c.free
+            c.cap
+                .free
                 .get(r.max(0) as usize)
                 .copied()
                 .ok_or_else(|| format!("resource {r} does not exist").into())
@@ -1406,7 +1362,7 @@ fn helper_api(api: &mut Api) {
         "any_free",
         "bool",
         "Some instance of some resource is free.",
-        |c: &mut CapacityH| Ok(c.free.iter().any(|f| *f > 1e-9)),
+        |c: &mut CapacityH| Ok(c.cap.any_free()),
     );
 
     const R: &str = "RrSim";
