@@ -1,5 +1,7 @@
 //! `vcsim`: the runner. Argument parsing and glue only; the simulator lives
-//! in `vcsim-framework`, the policies in `vcsim-plugins`.
+//! in `vcsim-framework`, the policies in `vcsim-builtin`.
+
+#![forbid(unsafe_code)]
 
 mod commands;
 mod compare;
@@ -133,7 +135,7 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
-    vcsim_plugins::link();
+    vcsim_builtin::link();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

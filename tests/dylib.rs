@@ -12,10 +12,10 @@ use std::sync::OnceLock;
 use vcsim_framework::{run_spec, PolicySpec, Registry, RunReport, Scenario, SimOptions};
 
 const PLUGIN_CRATES: [&str; 4] = [
-    "vcsim-example-dylib",
-    "vcsim-plugin-fixture-wrong-abi",
-    "vcsim-plugin-fixture-panics",
-    "vcsim-plugin-fixture-dup",
+    "vcsim-dylib-example",
+    "vcsim-fixture-dylib-wrong-abi",
+    "vcsim-fixture-dylib-panics",
+    "vcsim-fixture-dylib-dup",
 ];
 
 /// The directory the test binary's artifacts are in (`target/debug`).
@@ -65,7 +65,7 @@ fn lib(krate: &str) -> PathBuf {
 }
 
 fn example() -> PathBuf {
-    lib("vcsim-example-dylib")
+    lib("vcsim-dylib-example")
 }
 
 fn vcsim(args: &[&str]) -> Output {
@@ -96,7 +96,7 @@ fn scenario(name: &str, days: f64) -> Scenario {
 
 /// The built-in policies (linked in by naming their crate).
 fn builtins() -> Registry {
-    vcsim_plugins::link();
+    vcsim_builtin::link();
     Registry::builtins().unwrap()
 }
 
@@ -143,7 +143,7 @@ fn check_describes_a_plugin() {
     let o = vcsim(&["check", ex.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    assert!(out.contains("vcsim plugin vcsim-example-dylib"), "{out}");
+    assert!(out.contains("vcsim plugin vcsim-dylib-example"), "{out}");
     assert!(out.contains("ABI version 1"), "{out}");
     assert!(out.contains("2 policies"), "{out}");
     assert!(out.contains("cpu      lsf"), "{out}");
@@ -172,7 +172,7 @@ fn the_example_runs_through_the_cli() {
 #[test]
 fn the_example_against_the_builtins_on_mix_5_slack_5() {
     let mut reg = builtins();
-    vcsim_plugin_host::register(&mut reg, &[example()]).unwrap();
+    vcsim_dylib_host::register(&mut reg, &[example()]).unwrap();
     let scn = scenario("mix-5-slack-5.toml", 100.0);
     let mut snap = String::new();
     for spec in [
@@ -192,7 +192,7 @@ fn the_example_against_the_builtins_on_mix_5_slack_5() {
 #[test]
 fn ports_of_builtins_through_the_abi_match_them_exactly() {
     let mut reg = builtins();
-    vcsim_plugin_host::register(&mut reg, &[lib("vcsim-plugin-fixture-dup")]).unwrap();
+    vcsim_dylib_host::register(&mut reg, &[lib("vcsim-fixture-dylib-dup")]).unwrap();
     let scn = scenario("mix-5-slack-5.toml", 30.0);
     let a = run(
         &reg,
@@ -247,14 +247,14 @@ fn a_library_that_is_not_a_plugin_is_refused() {
         eprintln!("no std dylib in {}: skipped", lib_dir.display());
         return;
     };
-    let e = vcsim_plugin_host::load(&std_lib).err().expect("refused");
+    let e = vcsim_dylib_host::load(&std_lib).err().expect("refused");
     assert!(e.contains("not a vcsim plugin"), "{e}");
     assert!(e.contains("vcsim_plugin_cpu_v1"), "{e}");
 }
 
 #[test]
 fn a_plugin_built_for_another_abi_version_is_refused_before_any_call() {
-    let f = lib("vcsim-plugin-fixture-wrong-abi");
+    let f = lib("vcsim-fixture-dylib-wrong-abi");
     // The fixture's table getter aborts the process if it is ever called.
     let o = vcsim(&["check", f.to_str().unwrap()]);
     let (_, err) = text(&o);
@@ -269,7 +269,7 @@ fn a_plugin_built_for_another_abi_version_is_refused_before_any_call() {
 
 #[test]
 fn a_panicking_policy_is_an_error_naming_the_plugin_and_the_call() {
-    let f = lib("vcsim-plugin-fixture-panics");
+    let f = lib("vcsim-fixture-dylib-panics");
     let o = vcsim(&[
         "--plugin",
         f.to_str().unwrap(),
@@ -287,7 +287,7 @@ fn a_panicking_policy_is_an_error_naming_the_plugin_and_the_call() {
     assert!(err.contains("deliberate panic at t ="), "{err}");
 
     let mut reg = builtins();
-    vcsim_plugin_host::register(&mut reg, std::slice::from_ref(&f)).unwrap();
+    vcsim_dylib_host::register(&mut reg, std::slice::from_ref(&f)).unwrap();
     let scn = scenario("paper-base.toml", 3.0);
     let e = run(&reg, &scn, "fetch=no-create").unwrap_err();
     assert!(e.contains("fetch policy `no-create`"), "{e}");
@@ -302,7 +302,7 @@ fn a_panicking_policy_is_an_error_naming_the_plugin_and_the_call() {
 fn a_panic_in_a_call_that_cannot_fail_fails_the_run_at_that_step() {
     // `correction` returns a plain number in vcsim's trait: the host keeps
     // the panic and the simulator fails the run with it after the step.
-    let f = lib("vcsim-plugin-fixture-panics");
+    let f = lib("vcsim-fixture-dylib-panics");
     let o = vcsim(&[
         "--plugin",
         f.to_str().unwrap(),
@@ -323,7 +323,7 @@ fn a_panic_in_a_call_that_cannot_fail_fails_the_run_at_that_step() {
 #[test]
 fn two_plugins_exporting_the_same_name_are_refused() {
     let ex = example();
-    let dup = lib("vcsim-plugin-fixture-dup");
+    let dup = lib("vcsim-fixture-dylib-dup");
     let o = vcsim(&[
         "--plugin",
         ex.to_str().unwrap(),
@@ -340,8 +340,8 @@ fn two_plugins_exporting_the_same_name_are_refused() {
 
 #[test]
 fn loading_twice_reuses_the_loaded_library() {
-    let a = vcsim_plugin_host::load(&example()).unwrap();
-    let b = vcsim_plugin_host::load(&example()).unwrap();
+    let a = vcsim_dylib_host::load(&example()).unwrap();
+    let b = vcsim_dylib_host::load(&example()).unwrap();
     assert!(std::sync::Arc::ptr_eq(&a, &b));
 }
 
@@ -353,7 +353,7 @@ fn loading_twice_reuses_the_loaded_library() {
 #[test]
 fn a_disk_manager_deletes_files_through_the_abi() {
     let mut reg = builtins();
-    vcsim_plugin_host::register(&mut reg, &[lib("vcsim-plugin-fixture-dup")]).unwrap();
+    vcsim_dylib_host::register(&mut reg, &[lib("vcsim-fixture-dylib-dup")]).unwrap();
     let scn = scenario("disk-tight.toml", 5.0);
     let r = run(
         &reg,

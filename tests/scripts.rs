@@ -37,7 +37,7 @@ fn policy(name: &str) -> String {
 
 /// The built-ins plus every script named in `specs`.
 fn registry(specs: &[PolicySpec]) -> Registry {
-    vcsim_plugins::link();
+    vcsim_builtin::link();
     let mut reg = Registry::builtins().unwrap();
     for s in specs {
         for f in Family::ALL {

@@ -5,6 +5,8 @@
 //! Architecture invariants: no I/O but reading a scenario file; no wall
 //! clock; no hash-map iteration in decisions; policies only read.
 
+#![forbid(unsafe_code)]
+
 pub mod availability;
 pub mod metrics;
 pub mod model;

@@ -16,6 +16,8 @@
 //! is an [`ImportError`] naming the file, the element and the line. Nothing
 //! here panics on bad input.
 
+#![forbid(unsafe_code)]
+
 mod client_state;
 mod emit;
 mod prefs;

@@ -102,7 +102,7 @@ impl DiskManager for T<dyn DiskManager> {
 }
 
 fn registry(specs: &[&PolicySpec]) -> Registry {
-    vcsim_plugins::link();
+    vcsim_builtin::link();
     let mut reg = Registry::builtins().unwrap();
     for s in specs {
         for f in Family::ALL {
@@ -317,7 +317,7 @@ flops_mean = 1.3e13
         let j = JobSpec::queued(0, 1.3e13, 9.0 * 86400.0 + k as f64);
         add_job(&mut st, if k < 2 { j.running(0.3) } else { j });
     }
-    let v = View::new(&st, &vcsim_plugins::jc::Jc1, st.now);
+    let v = View::new(&st, &vcsim_builtin::jc::Jc1, st.now);
     let bodies = [
         "let x = 1;",
         "let x = v.nprojects;",

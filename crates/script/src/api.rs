@@ -6,10 +6,10 @@
 use crate::frame::{with_frame, with_host, with_server, with_view, RResult};
 use rhai::{Array, Dynamic, Engine, ImmutableString, RhaiNativeFunc};
 use std::sync::Arc;
+use vcsim_blocks::capacity::Capacity;
+use vcsim_blocks::rr_sim::{self, RrResult};
 use vcsim_framework::model::{DeletionPolicy, FileInfo, FileKind, HostInfo};
 use vcsim_framework::{Candidate, Job, JobState, ReportedJob, RpcReply, RscStatus, RunMode, View};
-use vcsim_plugins::capacity::Capacity;
-use vcsim_plugins::rr_sim::{self, RrResult};
 
 /// Operations one hook call may perform before it is stopped.
 pub const MAX_OPERATIONS: u64 = 20_000_000;
@@ -1329,7 +1329,7 @@ fn helper_api(api: &mut Api) {
         |c: &mut CapacityH, p: i64| -> RResult<Dynamic> {
             with_view(|v| {
                 let p = proj_index(v, p)?;
-                let pick = vcsim_plugins::cs1::pick(v, p, |j| {
+                let pick = vcsim_blocks::job_order::pick(v, p, |j| {
                     !c.taken.contains(&j.id) && c.cap.fits(j)
                 });
                 Ok(match pick {
@@ -1558,7 +1558,9 @@ fn server_api(api: &mut Api) {
                 if r < 0 || r as usize >= s.host.nrsc() {
                     return Err(format!("resource {r} does not exist"));
                 }
-                Ok(vcsim_plugins::ws::seconds_to_fill(s, sent, r as usize))
+                Ok(vcsim_blocks::server_fill::seconds_to_fill(
+                    s, sent, r as usize,
+                ))
             })
         },
     );
@@ -1624,7 +1626,7 @@ fn server_api(api: &mut Api) {
         "width",
         "float",
         "Instances of its resource it occupies.",
-        |c: &mut CandH| Ok(vcsim_plugins::ws::width(&c.0)),
+        |c: &mut CandH| Ok(vcsim_blocks::server_fill::width(&c.0)),
     );
     api.get(
         C,

@@ -29,6 +29,8 @@
 //! fetcher's `request`, an estimate) must not change `this`; that is
 //! documented, not enforced.
 
+#![forbid(unsafe_code)]
+
 mod api;
 mod frame;
 

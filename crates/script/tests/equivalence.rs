@@ -10,7 +10,7 @@ fn root() -> PathBuf {
 
 #[test]
 fn scripted_builtins_match_on_a_short_base_scenario() {
-    vcsim_plugins::link();
+    vcsim_builtin::link();
     let mut scn = Scenario::load(&root().join("scenarios/mix-5-slack-5.toml")).unwrap();
     scn.duration_days = 4.0;
     let p = |n: &str| root().join("policies").join(n).display().to_string();

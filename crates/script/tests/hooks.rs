@@ -64,7 +64,7 @@ fn cpu(text: &str) -> Box<dyn CpuScheduler> {
 
 /// The ids a call returns, or its error.
 fn call(p: &mut Box<dyn CpuScheduler>, st: &ClientState) -> Result<Vec<u64>, String> {
-    let v = View::new(st, &vcsim_plugins::jc::Jc1, st.now);
+    let v = View::new(st, &vcsim_builtin::jc::Jc1, st.now);
     let mut out = RunList::default();
     p.schedule(&v, &mut out).map_err(|e| e.0)?;
     Ok(out.jobs.iter().map(|(id, _)| *id).collect())

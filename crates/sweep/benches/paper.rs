@@ -13,7 +13,7 @@ use vcsim_framework::Registry;
 use vcsim_sweep::{run, RunOptions, Sweep};
 
 fn main() {
-    vcsim_plugins::link();
+    vcsim_builtin::link();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/paper");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("scenarios/paper")

@@ -15,6 +15,8 @@
 //! reading them back and calling [`write_outputs`] again, so that merged and
 //! unsharded outputs are the same bytes.
 
+#![forbid(unsafe_code)]
+
 pub mod knobs;
 pub mod output;
 pub mod plot;

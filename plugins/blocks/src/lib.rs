@@ -1,0 +1,20 @@
+//! Building blocks of vcsim's policies, shared by the built-in policies
+//! (`vcsim-builtin`) and the script API (`vcsim-script`), so that neither
+//! depends on the other:
+//!
+//! - [`rr_sim`]: BOINC's weighted round-robin simulation, per resource;
+//! - [`debt`]: the v4 debt, the short-term and the long-term debt;
+//! - [`capacity`]: free instances while a scheduler fills the host;
+//! - [`job_order`]: the v4 document's order of a project's jobs;
+//! - [`server_fill`]: what a reply still has to fill of a request.
+
+#![forbid(unsafe_code)]
+// The documents' algorithms index projects and resources by number, often
+// several tables at once.
+#![allow(clippy::needless_range_loop)]
+
+pub mod capacity;
+pub mod debt;
+pub mod job_order;
+pub mod rr_sim;
+pub mod server_fill;

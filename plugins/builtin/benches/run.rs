@@ -1,0 +1,56 @@
+//! One 100-day run of the paper's base scenario, and of a 20-project mix,
+//! under the default policy (`CS2_WF2_WS2_JC2`) and the paper's CS1/WF1
+//! alternatives. Targets (release, one core): base under 20 ms, mix under 200 ms.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use std::path::Path;
+use vcsim_framework::{run_spec, PolicySpec, Registry, Scenario, SimOptions};
+
+fn base() -> Scenario {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/paper-base.toml");
+    Scenario::load(&p).expect("paper-base.toml")
+}
+
+/// The paper's mix of M: project i has i x the base FLOPs, latency bound and share.
+pub fn mix(m: usize) -> Scenario {
+    let mut s = base();
+    let p0 = s.projects[0].clone();
+    s.name = format!("mix-{m}");
+    s.projects = (1..=m)
+        .map(|i| {
+            let mut p = p0.clone();
+            let f = i as f64;
+            p.name = format!("P{i}");
+            p.resource_share *= f;
+            p.latency_bound_days *= f;
+            for a in &mut p.apps {
+                a.flops_estimate *= f;
+                a.flops_mean *= f;
+            }
+            p
+        })
+        .collect();
+    s
+}
+
+fn bench(c: &mut Criterion) {
+    vcsim_builtin::link();
+    let reg = Registry::builtins().expect("built-ins");
+    let base = base();
+    let mix20 = mix(20);
+    let mut g = c.benchmark_group("100-day run");
+    g.sample_size(20);
+    for spec in ["CS2_WF2_WS2_JC2", "CS1_WF1_WS1_JC1"] {
+        let s = PolicySpec::parse(spec).expect("spec");
+        g.bench_function(format!("paper-base {spec}"), |b| {
+            b.iter(|| run_spec(&base, &reg, &s, SimOptions::default()).expect("runs"))
+        });
+        g.bench_function(format!("mix-20 {spec}"), |b| {
+            b.iter(|| run_spec(&mix20, &reg, &s, SimOptions::default()).expect("runs"))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,211 @@
+//! CS2: the paper's deadline-aware scheduler (BOINC 2007's `schedule_cpus`
+//! and `enforce_schedule`). A weighted round-robin simulation finds the
+//! projects whose jobs would miss their deadlines; their jobs run
+//! earliest-deadline-first; the remaining instances go by weighted
+//! round-robin on the short-term debt. A running job is preempted only when
+//! its time slice (one scheduling period) is over, or when a job in
+//! deadline trouble needs its instance.
+
+use vcsim_blocks::capacity::Capacity;
+use vcsim_blocks::debt::ShortTermDebt;
+use vcsim_blocks::rr_sim::{self, RrResult};
+use vcsim_framework::{CpuScheduler, Job, JobState, PolicyResult, RunList, RunMode, View};
+
+#[derive(Default)]
+pub struct Cs2 {
+    std: ShortTermDebt,
+    rr: Vec<RrResult>,
+    runnable: Vec<bool>,
+    misses: Vec<u32>,
+    anticipated: Vec<f64>,
+    list: Vec<(usize, RunMode)>,
+}
+
+impl CpuScheduler for Cs2 {
+    fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()> {
+        let np = v.projects().len();
+        let nrsc = v.host().nrsc();
+        let jobs = v.jobs();
+        self.rr.resize(nrsc, RrResult::default());
+        self.misses.clear();
+        self.misses.resize(np, 0);
+        for r in 0..nrsc {
+            rr_sim::simulate(v, r, v.prefs().work_buf_total(), &mut self.rr[r])?;
+            for (p, pr) in self.rr[r].projects.iter().enumerate() {
+                self.misses[p] += pr.misses;
+            }
+        }
+        self.runnable.clear();
+        self.runnable
+            .extend((0..np).map(|p| v.project_has_runnable(p)));
+        self.std.update(v, &self.runnable);
+        let rrs: f64 = (0..np)
+            .filter(|&p| self.runnable[p])
+            .map(|p| v.project(p).resource_share)
+            .sum();
+        let period = v.prefs().sched_period;
+        self.anticipated.clear();
+        self.anticipated.extend_from_slice(&self.std.std);
+        let mut cap = Capacity::of_host(v);
+        self.list.clear();
+        let chosen = |list: &[(usize, RunMode)], k: usize| list.iter().any(|(c, _)| *c == k);
+
+        // EDF pass: jobs of projects with misses, earliest deadline first; a
+        // project gets at most as many deadline slots as it has misses.
+        let mut dm = self.misses.clone();
+        loop {
+            let mut best: Option<usize> = None;
+            for (k, j) in jobs.iter().enumerate() {
+                if !j.is_runnable() || dm[j.project] == 0 || chosen(&self.list, k) || !cap.fits(j) {
+                    continue;
+                }
+                if best.is_none_or(|b| edf_before(v, j, &jobs[b])) {
+                    best = Some(k);
+                }
+            }
+            let Some(k) = best else { break };
+            let p = jobs[k].project;
+            dm[p] -= 1;
+            cap.take(&jobs[k]);
+            self.list.push((k, RunMode::Deadline));
+            self.anticipated[p] -= v.project(p).resource_share / rrs * period;
+        }
+        // Debt pass: each project nominates its running job, else a preempted
+        // one, else its first queued job (arrival order); the largest
+        // anticipated debt wins, ties to the earlier project.
+        loop {
+            let mut best: Option<(usize, usize)> = None;
+            for p in 0..np {
+                if !self.runnable[p]
+                    || best.is_some_and(|(bp, _)| self.anticipated[p] <= self.anticipated[bp])
+                {
+                    continue;
+                }
+                let ok =
+                    |k: usize| jobs[k].project == p && !chosen(&self.list, k) && cap.fits(&jobs[k]);
+                let first = |s: JobState| (0..jobs.len()).find(|&k| jobs[k].state == s && ok(k));
+                if let Some(k) = first(JobState::Running)
+                    .or_else(|| first(JobState::Preempted))
+                    .or_else(|| first(JobState::Queued))
+                {
+                    best = Some((p, k));
+                }
+            }
+            let Some((p, k)) = best else { break };
+            cap.take(&jobs[k]);
+            self.list.push((k, RunMode::RoundRobin));
+            self.anticipated[p] -= v.project(p).resource_share / rrs * period;
+        }
+        enforce(v, &self.list, &self.misses, out);
+        Ok(())
+    }
+}
+
+/// Earliest deadline first; on a tie the shorter remaining estimate, but
+/// never an unstarted job before a started one.
+fn edf_before(v: &View, a: &Job, b: &Job) -> bool {
+    if a.deadline != b.deadline {
+        return a.deadline < b.deadline;
+    }
+    if a.has_started() != b.has_started() {
+        return a.has_started();
+    }
+    let ra = v.remaining_seconds(a).unwrap_or(f64::INFINITY);
+    let rb = v.remaining_seconds(b).unwrap_or(f64::INFINITY);
+    ra < rb
+}
+
+/// BOINC 2007's `enforce_schedule`: start listed jobs where instances are
+/// free; otherwise preempt a running job that is not listed, but only if the
+/// starting job's project is in deadline trouble, or the running job has had
+/// its full time slice. Unlisted running jobs that nobody needs keep running.
+fn enforce(v: &View, list: &[(usize, RunMode)], misses: &[u32], out: &mut RunList) {
+    let jobs = v.jobs();
+    let now = v.now();
+    let period = v.prefs().sched_period;
+    let mut dm = misses.to_vec();
+    let mut cap = Capacity::of_host(v);
+    // Listed jobs that are running stay, in their new mode.
+    for &(k, mode) in list {
+        if jobs[k].state == JobState::Running {
+            cap.take(&jobs[k]);
+            out.push(jobs[k].id, mode);
+        }
+    }
+    // Unlisted running jobs, in the order they would be preempted: projects in
+    // deadline trouble first (earliest deadline), then the shortest current
+    // run (earliest deadline on ties) — the heap order of 2007's client.
+    let mut victims: Vec<usize> = (0..jobs.len())
+        .filter(|&k| jobs[k].state == JobState::Running && !list.iter().any(|(c, _)| *c == k))
+        .collect();
+    for &k in &victims {
+        cap.take(&jobs[k]);
+    }
+    victims.sort_by(|&a, &b| {
+        let (ja, jb) = (&jobs[a], &jobs[b]);
+        let (ta, tb) = (misses[ja.project] > 0, misses[jb.project] > 0);
+        tb.cmp(&ta)
+            .then_with(|| {
+                if ta {
+                    ja.deadline.total_cmp(&jb.deadline)
+                } else {
+                    (now - ja.last_started).total_cmp(&(now - jb.last_started))
+                }
+            })
+            .then_with(|| ja.deadline.total_cmp(&jb.deadline))
+            .then_with(|| ja.id.cmp(&jb.id))
+    });
+    let mut preempted = vec![false; victims.len()];
+    for &(k, mode) in list {
+        let j = &jobs[k];
+        if j.state == JobState::Running {
+            continue;
+        }
+        // Free instances by preempting victims from the front while allowed;
+        // if the job still does not fit, the victims are spared.
+        let mut taken: Vec<usize> = Vec::new();
+        let mut dm_used = 0;
+        for vi in 0..victims.len() {
+            if cap.fits(j) {
+                break;
+            }
+            if preempted[vi] {
+                continue;
+            }
+            let front = &jobs[victims[vi]];
+            let helps = match j.gpu {
+                Some((r, n)) if cap.free[r] + 1e-9 < n => front.gpu.is_some_and(|(fr, _)| fr == r),
+                _ => front.cpus > 0.0,
+            };
+            if !helps {
+                continue;
+            }
+            let trouble = dm[j.project] > dm_used;
+            let slice_over = now - front.last_started >= period;
+            if !(trouble || slice_over) {
+                break;
+            }
+            if trouble && !slice_over {
+                dm_used += 1;
+            }
+            preempted[vi] = true;
+            cap.give(front);
+            taken.push(vi);
+        }
+        if cap.fits(j) {
+            dm[j.project] -= dm_used;
+            cap.take(j);
+            out.push(j.id, mode);
+        } else {
+            for vi in taken {
+                preempted[vi] = false;
+                cap.take(&jobs[victims[vi]]);
+            }
+        }
+    }
+    for (i, &k) in victims.iter().enumerate() {
+        if !preempted[i] {
+            out.push(jobs[k].id, jobs[k].mode);
+        }
+    }
+}

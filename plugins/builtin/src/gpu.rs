@@ -1,0 +1,398 @@
+//! The GPU-aware work fetch of `work-fetch-and-gpus` (fetch=`gpu`) and the
+//! server side it talks to (send=`gpu`).
+//!
+//! Processing resources (PRSC): the CPU and each coprocessor type. Per
+//! resource, a round-robin simulation gives the shortfall and the idle
+//! instances (`PrscWorkFetch`); per (project, resource) the client keeps a
+//! long-term debt, the flag D(P, R) and a back-off timer
+//! (`PrscProjectData`). Work is fetched in the seed's order: idle GPU, idle
+//! CPU, GPU shortfall, CPU shortfall; from the project that may supply that
+//! resource, is not backed off for it, and has the largest overall debt plus
+//! shortfall.
+//!
+//! **Debt.** The seed wants the overall debt (the resource debts weighted
+//! by speed) to give each project its resource share of the *whole* host,
+//! so that in its example (A: GPU jobs only; B: CPU and GPU; equal shares;
+//! GPU twice the CPU) the CPU goes 100% to B and the GPU 75% to A. Read
+//! literally (each resource's debt earned only by the projects that supply
+//! it, split by share), the equilibrium is a 50/50 GPU split. vcsim earns
+//! debt by the max-min fair division of the host's processing among the
+//! projects that supply work (D true), each limited to the resources it
+//! supplies (progressive filling): in the example A's fair part is 1.5 of
+//! the 3 units, all on the GPU (75%), and B's is the CPU plus 25% of the GPU.
+//! A project earns its part per resource and spends what its jobs use, so
+//! the debts stay bounded (a project never earns on a resource it cannot
+//! use) and sum to zero over the projects that take part.
+
+use std::cell::RefCell;
+use vcsim_blocks::rr_sim::{self, RrResult};
+use vcsim_framework::{
+    Candidate, PolicyResult, RpcReply, RscRequest, RscStatus, ServerRequest, Verdict, View,
+    WorkFetcher, WorkRequest, WorkSender, CPU,
+};
+
+/// The longest per-resource back-off: 24 hours (the seed).
+pub const RSC_BACKOFF_MAX: f64 = 86400.0;
+/// The first per-resource back-off (BOINC's least RPC back-off).
+pub const RSC_BACKOFF_MIN: f64 = 60.0;
+
+/// Per (project, resource): the seed's `PRSC_PROJECT_DATA`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PrscProjectData {
+    /// Long-term debt, in instance-seconds of this resource.
+    pub ltd: f64,
+    /// D(P, R): P is likely to supply a job for R if asked.
+    pub accrues: bool,
+    /// The back-off interval; doubled when a request for R brings nothing.
+    pub backoff_interval: f64,
+    /// No request for R before this time.
+    pub backoff_until: f64,
+    /// Instances of R the project should get (set by the debt accounting).
+    pub share: f64,
+}
+
+/// Per resource: the seed's `PRSC_WORK_FETCH` as of the last simulation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PrscWorkFetch {
+    pub ninstances: f64,
+    pub shortfall: f64,
+    pub nidle: f64,
+}
+
+#[derive(Default)]
+pub struct GpuFetch {
+    /// `data[p][r]`.
+    pub data: Vec<Vec<PrscProjectData>>,
+    last_usage: Vec<Vec<f64>>,
+    last_available: f64,
+    rr: RefCell<Vec<RrResult>>,
+}
+
+impl GpuFetch {
+    fn ensure(&mut self, v: &View) {
+        let (np, nr) = (v.projects().len(), v.host().nrsc());
+        if self.data.len() != np {
+            self.data = vec![vec![PrscProjectData::default(); nr]; np];
+            self.last_usage = vec![vec![0.0; nr]; np];
+        }
+    }
+
+    pub fn backed_off(&self, p: usize, r: usize, now: f64) -> bool {
+        self.data.get(p).is_some_and(|d| d[r].backoff_until > now)
+    }
+
+    /// The overall debt of `p`: resource debts weighted by speed, in CPU seconds.
+    pub fn overall_ltd(&self, v: &View, p: usize) -> f64 {
+        let h = v.host();
+        self.data.get(p).map_or(0.0, |d| {
+            d.iter()
+                .enumerate()
+                .map(|(r, x)| x.ltd * h.instance_flops(r) / h.cpu_flops)
+                .sum()
+        })
+    }
+
+    /// The max-min fair division of the host's FLOPS among projects that
+    /// supply work, each limited to the resources it supplies: FLOPS per
+    /// project, then spread over its resources.
+    pub fn fair_shares(v: &View, usable: &[Vec<bool>]) -> Vec<Vec<f64>> {
+        let h = v.host();
+        let (np, nr) = (usable.len(), h.nrsc());
+        let cap: Vec<f64> = (0..nr)
+            .map(|r| h.ninstances(r) * h.instance_flops(r))
+            .collect();
+        let mask_of = |p: usize| {
+            (0..nr)
+                .filter(|&r| usable[p][r])
+                .fold(0usize, |m, r| m | 1 << r)
+        };
+        let share = |p: usize| v.project(p).resource_share;
+        let mut total: Vec<Option<f64>> = vec![None; np];
+        let live = |p: usize| mask_of(p) != 0;
+        // Progressive filling: raise every unfrozen project's level until some
+        // set of resources is full; freeze the projects confined to it.
+        while (0..np).any(|p| live(p) && total[p].is_none()) && nr <= 12 {
+            let mut best: Option<(f64, usize)> = None;
+            for m in 1..(1usize << nr) {
+                let c: f64 = (0..nr).filter(|r| m >> r & 1 == 1).map(|r| cap[r]).sum();
+                let inside = |p: usize| live(p) && mask_of(p) & !m == 0;
+                let fixed: f64 = (0..np)
+                    .filter(|&p| inside(p))
+                    .filter_map(|p| total[p])
+                    .sum();
+                let s: f64 = (0..np)
+                    .filter(|&p| inside(p) && total[p].is_none())
+                    .map(share)
+                    .sum();
+                if s > 0.0 {
+                    let lam = (c - fixed) / s;
+                    if best.is_none_or(|(bl, _)| lam < bl) {
+                        best = Some((lam, m));
+                    }
+                }
+            }
+            let Some((lam, m)) = best else { break };
+            for p in 0..np {
+                if live(p) && total[p].is_none() && mask_of(p) & !m == 0 {
+                    total[p] = Some(lam.max(0.0) * share(p));
+                }
+            }
+        }
+        // Spread each project's FLOPS over its resources: projects confined to
+        // fewer resources first, each resource's remaining capacity in order.
+        let mut left = cap.clone();
+        let mut out = vec![vec![0.0; nr]; np];
+        let mut order: Vec<usize> = (0..np).filter(|&p| live(p)).collect();
+        order.sort_by_key(|&p| (mask_of(p).count_ones(), p));
+        for p in order {
+            let mut need = total[p].unwrap_or(0.0);
+            for r in (0..nr).rev() {
+                if usable[p][r] && need > 0.0 {
+                    let take = need.min(left[r]);
+                    left[r] -= take;
+                    need -= take;
+                    out[p][r] = take / h.instance_flops(r);
+                }
+            }
+        }
+        out
+    }
+
+    /// The seed's `select_project` for resource `r`.
+    fn select_project(&self, v: &View, rr: &[RrResult], r: usize, idle: bool) -> Option<usize> {
+        let now = v.now();
+        let n = v.host().ninstances(r);
+        let period = v.prefs().sched_period;
+        let mut best: Option<(usize, f64)> = None;
+        for p in 0..v.projects().len() {
+            if !v.contactable(p) || self.backed_off(p, r, now) {
+                continue;
+            }
+            let pr = &rr[r].projects[p];
+            let overworked = self.overall_ltd(v, p) < -period;
+            if !idle && (overworked || pr.misses as f64 >= n) {
+                continue;
+            }
+            let score = self.overall_ltd(v, p) + pr.shortfall;
+            if best.is_none_or(|(_, b)| score > b) {
+                best = Some((p, score));
+            }
+        }
+        best.map(|(p, _)| p)
+    }
+
+    /// The decision: which project, and the request (the seed's `send_req`).
+    pub fn decide(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
+        let nr = v.host().nrsc();
+        let mut rr = self.rr.borrow_mut();
+        rr.resize(nr, RrResult::default());
+        let mut wf = vec![PrscWorkFetch::default(); nr];
+        for r in 0..nr {
+            rr_sim::simulate(v, r, v.prefs().work_buf_total(), &mut rr[r])?;
+            wf[r] = PrscWorkFetch {
+                ninstances: v.host().ninstances(r),
+                shortfall: rr[r].shortfall,
+                nidle: rr[r].nidle,
+            };
+        }
+        let gpus = 1..nr;
+        let mut chosen = None;
+        // Idle GPU first, then idle CPU, then GPU shortfall, then CPU shortfall.
+        for r in gpus.clone() {
+            if wf[r].nidle > 0.0 {
+                if let Some(p) = self.select_project(v, &rr, r, true) {
+                    wf[CPU].shortfall = 0.0;
+                    chosen = Some(p);
+                    break;
+                }
+            }
+        }
+        if chosen.is_none() && wf[CPU].nidle > 0.0 {
+            if let Some(p) = self.select_project(v, &rr, CPU, true) {
+                for r in gpus.clone() {
+                    wf[r].shortfall = 0.0;
+                }
+                chosen = Some(p);
+            }
+        }
+        if chosen.is_none() {
+            for r in gpus.clone() {
+                if wf[r].shortfall > 0.0 {
+                    if let Some(p) = self.select_project(v, &rr, r, false) {
+                        chosen = Some(p);
+                        break;
+                    }
+                }
+            }
+        }
+        if chosen.is_none() && wf[CPU].shortfall > 0.0 {
+            chosen = self.select_project(v, &rr, CPU, false);
+        }
+        let Some(p) = chosen else { return Ok(None) };
+        // Ask only for the resources this project is not backed off for.
+        let now = v.now();
+        let rsc: Vec<RscRequest> = (0..nr)
+            .map(|r| {
+                if self.backed_off(p, r, now) {
+                    RscRequest::default()
+                } else {
+                    RscRequest {
+                        req_seconds: wf[r].shortfall,
+                        req_ninstances: wf[r].nidle,
+                    }
+                }
+            })
+            .collect();
+        let work_req_seconds = rsc.iter().map(|x| x.req_seconds).fold(0.0, f64::max);
+        let req = WorkRequest {
+            project: p,
+            work_req_seconds,
+            rsc,
+        };
+        Ok(req.per_resource().then_some(req))
+    }
+}
+
+impl WorkFetcher for GpuFetch {
+    fn account(&mut self, v: &View) -> PolicyResult<()> {
+        self.ensure(v);
+        let (np, nr) = (v.projects().len(), v.host().nrsc());
+        let now = v.now();
+        // A project with jobs of a resource on the host supplies it.
+        for j in v.jobs() {
+            self.data[j.project][j.rsc()].accrues = true;
+        }
+        let usable: Vec<Vec<bool>> = (0..np)
+            .map(|p| {
+                (0..nr)
+                    .map(|r| self.data[p][r].accrues && !self.backed_off(p, r, now))
+                    .collect()
+            })
+            .collect();
+        let shares = GpuFetch::fair_shares(v, &usable);
+        let avail = v.available_seconds();
+        let dt = avail - self.last_available;
+        self.last_available = avail;
+        for r in 0..nr {
+            // Projects that take part: those that may supply R, and those whose
+            // jobs used R anyway. Their debts are normalised to sum to zero.
+            let mut sum = 0.0;
+            let mut count = 0.0;
+            let mut part = vec![false; np];
+            for p in 0..np {
+                let used = v.usage_seconds(p, r);
+                let du = used - self.last_usage[p][r];
+                self.last_usage[p][r] = used;
+                let d = &mut self.data[p][r];
+                d.share = shares[p][r];
+                if usable[p][r] || du > 0.0 {
+                    d.ltd += d.share * dt - du;
+                    part[p] = true;
+                    sum += d.ltd;
+                    count += 1.0;
+                }
+            }
+            if count > 0.0 {
+                let mean = sum / count;
+                for p in (0..np).filter(|&p| part[p]) {
+                    self.data[p][r].ltd -= mean;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
+        self.decide(v)
+    }
+
+    fn piggyback(&self, v: &View, project: usize) -> PolicyResult<Option<WorkRequest>> {
+        Ok(self.decide(v)?.filter(|r| r.project == project))
+    }
+
+    fn on_reply(&mut self, v: &View, reply: &RpcReply) -> PolicyResult<()> {
+        self.ensure(v);
+        if !reply.reached {
+            return Ok(());
+        }
+        let now = v.now();
+        for (r, d) in self.data[reply.project].iter_mut().enumerate() {
+            let asked = reply
+                .request
+                .rsc
+                .get(r)
+                .is_some_and(|x| x.req_seconds > 0.0 || x.req_ninstances > 0.0);
+            match reply.rsc_status[r] {
+                _ if reply.jobs[r] > 0 => {
+                    d.accrues = true;
+                    d.backoff_interval = 0.0;
+                    d.backoff_until = 0.0;
+                }
+                RscStatus::NotSupported => {
+                    d.accrues = false;
+                    d.backoff_interval = RSC_BACKOFF_MAX;
+                    d.backoff_until = now + RSC_BACKOFF_MAX;
+                }
+                status if asked => {
+                    // No job for R: back off R, doubling up to a day; unless the
+                    // server says it supports R, stop accruing debt for it.
+                    if status != RscStatus::NoWorkButSupported {
+                        d.accrues = false;
+                    }
+                    d.backoff_interval =
+                        (d.backoff_interval * 2.0).clamp(RSC_BACKOFF_MIN, RSC_BACKOFF_MAX);
+                    d.backoff_until = now + d.backoff_interval;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Back-off is per resource here; the project as a whole is contactable
+    /// whenever some resource is not backed off.
+    fn backoff_on_empty_reply(&self) -> bool {
+        false
+    }
+}
+
+/// The server side of the seed: jobs for a resource only when that resource
+/// is asked for, until its seconds and idle instances are covered; never a
+/// job for a resource the host lacks (the feeder offers none).
+#[derive(Default)]
+pub struct GpuSend;
+
+impl WorkSender for GpuSend {
+    fn consider(
+        &mut self,
+        req: &ServerRequest,
+        sent: &[Candidate],
+        cand: &Candidate,
+    ) -> PolicyResult<Verdict> {
+        let r = req.request;
+        if !r.per_resource() {
+            // An old client: fill the scalar request like WS1.
+            return crate::ws::Ws1.consider(req, sent, cand);
+        }
+        let need = |rsc: usize| -> bool {
+            let x = r.rsc[rsc];
+            if x.req_seconds <= 0.0 && x.req_ninstances <= 0.0 {
+                return false;
+            }
+            let mine = sent.iter().filter(|c| c.rsc == rsc);
+            let secs: f64 = mine
+                .clone()
+                .map(|c| c.est_seconds * vcsim_blocks::server_fill::width(c))
+                .sum();
+            let inst: f64 = mine.map(vcsim_blocks::server_fill::width).sum();
+            inst < x.req_ninstances || secs < x.req_seconds
+        };
+        if need(cand.rsc) {
+            Ok(Verdict::Send)
+        } else if (0..r.rsc.len()).any(need) {
+            Ok(Verdict::Skip)
+        } else {
+            Ok(Verdict::Stop)
+        }
+    }
+}
