@@ -52,6 +52,14 @@ pub struct HostAvailability {
     pub fraction: f64,
     #[serde(default = "defaults::mean_on_seconds")]
     pub mean_on_seconds: f64,
+    /// Of the on-time, the fraction in which computing is allowed (BOINC's
+    /// `active_frac`: the user is away, or prefers so).
+    #[serde(default = "defaults::one")]
+    pub active_fraction: f64,
+    /// Of the on-time, the fraction in which GPU computing is allowed
+    /// (BOINC's `gpu_active_frac`); at most `active_fraction`.
+    #[serde(default = "defaults::one")]
+    pub gpu_active_fraction: f64,
 }
 
 impl Default for HostAvailability {
@@ -59,6 +67,8 @@ impl Default for HostAvailability {
         HostAvailability {
             fraction: 1.0,
             mean_on_seconds: defaults::mean_on_seconds(),
+            active_fraction: 1.0,
+            gpu_active_fraction: 1.0,
         }
     }
 }
@@ -131,6 +141,10 @@ pub struct Project {
     /// supported"); by default it says nothing beyond the jobs it sends.
     #[serde(default)]
     pub reports_resource_support: bool,
+    /// At most this many of the project's jobs run at once (app_config.xml's
+    /// `project_max_concurrent`); 0: no cap.
+    #[serde(default)]
+    pub max_concurrent: u32,
     /// Scheduler URLs, tried in order; each has its own up/down process on top
     /// of the project's. None listed: one scheduler that is up with the project.
     #[serde(rename = "scheduler", default)]
@@ -220,6 +234,13 @@ pub struct App {
     pub sticky_priority: u8,
     #[serde(default = "defaults::expiry_days")]
     pub sticky_expiry_days: f64,
+    /// This app's latency bound, overriding the project's.
+    #[serde(default)]
+    pub latency_bound_days: Option<f64>,
+    /// At most this many of the app's jobs run at once (app_config.xml's
+    /// `max_concurrent`); 0: no cap.
+    #[serde(default)]
+    pub max_concurrent: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -434,6 +455,22 @@ impl Scenario {
             "host.availability.mean_on_seconds",
             self.host.availability.mean_on_seconds,
         )?;
+        let av = &self.host.availability;
+        fraction("host.availability.active_fraction", av.active_fraction, false)?;
+        fraction(
+            "host.availability.gpu_active_fraction",
+            av.gpu_active_fraction,
+            true,
+        )?;
+        if av.gpu_active_fraction > av.active_fraction {
+            return Err((
+                "host.availability.gpu_active_fraction".into(),
+                format!(
+                    "must be at most active_fraction ({}): GPU computing is allowed only when computing is, found {}",
+                    av.active_fraction, av.gpu_active_fraction
+                ),
+            ));
+        }
         for (i, g) in self.host.gpus.iter().enumerate() {
             if g.kind.trim().is_empty() || g.kind == "cpu" {
                 return Err((
@@ -559,6 +596,9 @@ impl Scenario {
                 }
                 priority(&ka("sticky_priority"), a.sticky_priority)?;
                 positive(&ka("sticky_expiry_days"), a.sticky_expiry_days)?;
+                if let Some(d) = a.latency_bound_days {
+                    positive(&ka("latency_bound_days"), d)?;
+                }
             }
             for (j, f) in p.sticky.iter().enumerate() {
                 let kf = |s: &str| k(&format!("sticky.{j}.{s}"));
