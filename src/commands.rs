@@ -47,6 +47,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             format,
             timeline,
             fixed_step,
+            trace,
         }) => {
             let scn = load_scenario(&scenario)?;
             let specs = parse_specs(&[policy])?;
@@ -59,8 +60,16 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 },
                 timeline: timeline.is_some(),
                 seed,
+                trace: trace.is_some(),
             };
             let out = run_spec(&scn, &reg, &specs[0], opts).map_err(Failure::running)?;
+            if let Some(path) = &trace {
+                let mut text = out.trace.join("\n");
+                text.push('\n');
+                std::fs::write(path, text).map_err(|e| {
+                    Failure::input(format!("{}: cannot write the trace: {e}", path.display()))
+                })?;
+            }
             if let (Some(path), Some(tl)) = (&timeline, &out.timeline) {
                 crate::output::write_timeline(path, tl, &out.report)?;
             }

@@ -61,6 +61,9 @@ pub enum Command {
         /// Visit every step instead of jumping between events (for cross-checks).
         #[arg(long)]
         fixed_step: bool,
+        /// Write the simulator's trace (every RPC, every file deleted) to this file.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
     },
     /// Several policies on the same seeds (paired), with means, 95%
     /// intervals and the differences from the first policy.

@@ -180,8 +180,26 @@ fn a_bad_disk_plan_fails_the_run_naming_the_script_function_and_time() {
         (
             "bad_room.rhai",
             "make_room",
-            format!("{head}{free}fn make_room(v, p, bytes) {{ #{{ fits: 1 }} }}\n"),
-            "invalid decision: `fits` must be a bool",
+            format!("{head}{free}fn make_room(v, p, bytes) {{ #{{ suspend: 1 }} }}\n"),
+            "invalid decision: `suspend` must be a bool",
+        ),
+        (
+            "old_room.rhai",
+            "make_room",
+            format!("{head}{free}fn make_room(v, p, bytes) {{ #{{ fits: true }} }}\n"),
+            "invalid decision: a plan has no `fits` any more",
+        ),
+        (
+            "nan_free.rhai",
+            "free_space",
+            format!("{head}fn free_space(v, p) {{ 0.0 / 0.0 }}\n"),
+            "invalid decision: free space NaN bytes",
+        ),
+        (
+            "negative_free.rhai",
+            "free_space",
+            format!("{head}fn free_space(v, p) {{ -5.0 }}\n"),
+            "invalid decision: free space -5 bytes",
         ),
         (
             "bad_free.rhai",

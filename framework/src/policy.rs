@@ -3,20 +3,46 @@
 //! and applies it. Nothing here lets a policy write the state, so no policy
 //! can break an invariant of the simulator.
 //!
-//! The traits use only plain data across their methods, so that a rhai
-//! script or a dylib can implement each of them through an adapter.
+//! Every method takes what its policy sees — a [`View`] on the client, the
+//! [`ServerRequest`] on the server — and returns a [`PolicyResult`], so
+//! that a script's or a plugin's error ends the run where it happened. The
+//! traits use only plain data across their methods, so that a rhai script
+//! or a dylib can implement each of them through an adapter.
 
-use crate::model::{ClientState, HostInfo, Job, Rsc, RunMode, Time};
+use crate::family::Family;
+use crate::model::{HostInfo, Job, Rsc, RunMode, Time};
 use crate::view::View;
 use std::fmt;
 
 /// An error raised by a policy (a script error, a bad internal state...).
 #[derive(Debug, Clone, PartialEq)]
-pub struct PolicyError(pub String);
+pub struct PolicyError {
+    pub message: String,
+    /// The family of the policy that raised it, when it is not the one the
+    /// simulator called: an estimator's error met inside a CPU scheduler's
+    /// call names the estimator.
+    pub family: Option<Family>,
+}
+
+impl PolicyError {
+    pub fn new(message: impl Into<String>) -> PolicyError {
+        PolicyError {
+            message: message.into(),
+            family: None,
+        }
+    }
+    /// The error, blamed on `family` unless it already names one.
+    pub fn of(self, family: Family) -> PolicyError {
+        PolicyError {
+            family: self.family.or(Some(family)),
+            ..self
+        }
+    }
+}
 
 impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -24,7 +50,13 @@ impl std::error::Error for PolicyError {}
 
 impl From<String> for PolicyError {
     fn from(s: String) -> Self {
-        PolicyError(s)
+        PolicyError::new(s)
+    }
+}
+
+impl From<&str> for PolicyError {
+    fn from(s: &str) -> Self {
+        PolicyError::new(s)
     }
 }
 
@@ -165,14 +197,8 @@ pub trait WorkFetcher: Send {
     }
     /// Whether a request for work that brings none backs the whole project
     /// off (BOINC 2007). A per-resource fetcher backs off per resource instead.
-    fn backoff_on_empty_reply(&self) -> bool {
-        true
-    }
-    /// An error met by a method that cannot return one
-    /// ([`WorkFetcher::backoff_on_empty_reply`]): the simulator looks after
-    /// every step and fails the run with it.
-    fn fault(&self) -> Option<PolicyError> {
-        None
+    fn backoff_on_empty_reply(&self, _v: &View) -> PolicyResult<bool> {
+        Ok(true)
     }
 }
 
@@ -246,18 +272,15 @@ pub trait WorkSender: Send {
 pub trait CompletionEstimator: Send {
     /// Seconds of computing left (wall seconds while running). Pure.
     fn remaining_seconds(&self, v: &View, job: &Job) -> PolicyResult<f64>;
-    /// The correction applied to new estimates of `project` (BOINC's DCF).
-    fn correction(&self, _project: usize) -> f64 {
-        1.0
+    /// The correction applied to new estimates of `project` (BOINC's DCF). Pure.
+    fn correction(&self, _v: &View, _project: usize) -> PolicyResult<f64> {
+        Ok(1.0)
     }
+    /// After a job finished, so that the estimator can learn. The view
+    /// estimates with [`StaticEstimate`] (an estimator cannot read itself
+    /// while it learns).
     fn on_job_finished(&mut self, _v: &View, _job: &Job) -> PolicyResult<()> {
         Ok(())
-    }
-    /// An error met by a method that cannot return one
-    /// ([`CompletionEstimator::correction`], which then answered 1): the
-    /// simulator looks after every step and fails the run with it.
-    fn fault(&self) -> Option<PolicyError> {
-        None
     }
 }
 
@@ -271,43 +294,35 @@ impl CompletionEstimator for StaticEstimate {
     }
 }
 
-/// Disk space per project, what to delete, and the free space told to servers.
+/// Disk space per project, what to delete, and the free space told to
+/// servers. The files and the user's limits are in [`View::disk`].
 pub trait DiskManager: Send {
     /// Free space reported to `project`'s server: [free, free if offenders
-    /// deleted, free if offenders and this project deleted].
-    fn free_space(&self, st: &ClientState, project: usize) -> [f64; 3];
+    /// deleted, free if offenders and this project deleted]. Pure.
+    fn free_space(&self, v: &View, project: usize) -> PolicyResult<[f64; 3]>;
     /// Whether the manager enforces limits (the JSON then has a `disk` part).
     /// Only then does the simulator keep files, ask [`DiskManager::make_room`]
-    /// and [`DiskManager::poll`], and have servers check free space.
-    fn enforces(&self) -> bool {
-        false
+    /// and [`DiskManager::poll`], and have servers check free space. Asked
+    /// once, at the start of the run.
+    fn enforces(&self, _v: &View) -> PolicyResult<bool> {
+        Ok(false)
     }
     /// `associate_file`: `bytes` more of `project` are about to be written
     /// (a job's input on arrival, its output when it finishes). Returns the
-    /// files to delete first, and whether the bytes then fit. The simulator
-    /// deletes them and writes the bytes either way; [`DiskManager::poll`]
-    /// then deals with any violation.
-    fn make_room(&mut self, _st: &ClientState, _project: usize, _bytes: f64) -> DiskPlan {
-        DiskPlan {
-            fits: true,
-            ..DiskPlan::default()
-        }
+    /// files to delete first. The simulator deletes them and writes the
+    /// bytes either way; [`DiskManager::poll`] then deals with any violation.
+    fn make_room(&mut self, _v: &View, _project: usize, _bytes: f64) -> PolicyResult<DiskPlan> {
+        Ok(DiskPlan::default())
     }
     /// `data_manager_poll`: called after every change to the files. What to
     /// delete (results first, then files), and whether computation must be
     /// suspended because BOINC still uses more than the user allows.
-    fn poll(&mut self, _st: &ClientState) -> DiskPlan {
-        DiskPlan::default()
+    fn poll(&mut self, _v: &View) -> PolicyResult<DiskPlan> {
+        Ok(DiskPlan::default())
     }
-    /// `project_limit(p)` in bytes, for the report.
-    fn project_limit(&self, _st: &ClientState, _project: usize) -> Option<f64> {
-        None
-    }
-    /// An error met by a method that cannot return one (all of the above,
-    /// which then answered their defaults): the simulator looks after every
-    /// step and fails the run with it.
-    fn fault(&self) -> Option<PolicyError> {
-        None
+    /// `project_limit(p)` in bytes, for the report. Pure.
+    fn project_limit(&self, _v: &View, _project: usize) -> PolicyResult<Option<f64>> {
+        Ok(None)
     }
 }
 
@@ -320,8 +335,6 @@ pub struct DiskPlan {
     pub delete_jobs: Vec<u64>,
     /// Files to delete, by id (after the jobs).
     pub delete_files: Vec<u64>,
-    /// `make_room`: the bytes fit after the deletions. `poll`: unused.
-    pub fits: bool,
     /// `poll`: nothing more can be freed and usage is over the limit:
     /// suspend all computation until it is not.
     pub suspend: bool,

@@ -456,7 +456,11 @@ impl Scenario {
             self.host.availability.mean_on_seconds,
         )?;
         let av = &self.host.availability;
-        fraction("host.availability.active_fraction", av.active_fraction, false)?;
+        fraction(
+            "host.availability.active_fraction",
+            av.active_fraction,
+            false,
+        )?;
         fraction(
             "host.availability.gpu_active_fraction",
             av.gpu_active_fraction,

@@ -2,43 +2,68 @@
 //!
 //! A view may look at a time later than the state's last event (the
 //! simulator projects running jobs forward to find the step at which work is
-//! first needed); every time-dependent getter uses the view's time.
+//! first needed); every time-dependent getter uses the view's time. Only a
+//! *live* view — one at the current step, made by the simulator for a real
+//! decision — can write to the run's log.
 
-use crate::model::{ClientState, HostInfo, Job, JobState, Prefs, ProjectState, Rsc, Time};
-use crate::policy::{CompletionEstimator, PolicyResult};
+use crate::family::Family;
+use crate::log::RunLog;
+use crate::model::{
+    ClientState, DiskState, FileInfo, HostInfo, Job, JobState, Prefs, ProjectState, Rsc,
+};
+use crate::policy::{CompletionEstimator, PolicyError, PolicyResult};
+use crate::time::Time;
 
 #[derive(Clone, Copy)]
 pub struct View<'a> {
     at: Time,
     st: &'a ClientState,
     est: &'a dyn CompletionEstimator,
+    log: Option<&'a RunLog>,
 }
 
 impl<'a> View<'a> {
+    /// A view of `st` at time `at` (not before the state's last event),
+    /// estimating with `est`. Its `log` writes nothing.
     pub fn new(st: &'a ClientState, est: &'a dyn CompletionEstimator, at: Time) -> View<'a> {
-        View { at, st, est }
+        View {
+            at,
+            st,
+            est,
+            log: None,
+        }
     }
-    /// The run's seed: policies that draw at random derive their draws from it.
+    /// The same view, writing its `log` lines to `log`.
+    pub fn live(self, log: &'a RunLog) -> View<'a> {
+        View {
+            log: Some(log),
+            ..self
+        }
+    }
+    /// Whether `log` reaches the run's log (a view of the current step).
+    pub fn is_live(&self) -> bool {
+        self.log.is_some()
+    }
+    /// The run's seed: policies that draw at random derive their streams
+    /// from it (see `rng::stream`).
     pub fn seed(&self) -> u64 {
         self.st.seed
     }
+    /// The index of the step the view is at.
+    pub fn step(&self) -> u64 {
+        (self.at / self.st.prefs.step).round() as u64
+    }
     /// Adds a line to the run's log (`vcsim run` prints it as a note),
-    /// stamped with the simulated time. At most 10,000 lines a run.
+    /// stamped with the simulated time; nothing for a view at a projected
+    /// time. At most [`crate::log::MAX_LINES`] lines a run.
     pub fn log(&self, policy: &str, msg: &str) {
-        let mut log = self.st.policy_log.borrow_mut();
-        if log.len() < 10_000 {
-            log.push(format!(
-                "{}: {policy}: {msg}",
-                crate::sim::format_time(self.at)
-            ));
+        if let Some(l) = self.log {
+            l.push(self.at, policy, msg);
         }
     }
     /// The current simulated time.
     pub fn now(&self) -> Time {
         self.at
-    }
-    pub fn state(&self) -> &'a ClientState {
-        self.st
     }
     pub fn host(&self) -> &'a HostInfo {
         &self.st.host
@@ -59,8 +84,34 @@ impl<'a> View<'a> {
     pub fn job(&self, id: u64) -> Option<&'a Job> {
         self.st.job(id)
     }
-    pub fn estimator(&self) -> &'a dyn CompletionEstimator {
-        self.est
+    /// The files on the host and the user's disk limits.
+    pub fn disk(&self) -> &'a DiskState {
+        &self.st.disk
+    }
+    /// The file cannot be deleted: a job on the host needs it, or it is the
+    /// output of a result waiting to be reported.
+    pub fn file_referenced(&self, f: &FileInfo) -> bool {
+        self.st.file_referenced(f)
+    }
+    /// The job may be deleted to free its files: queued, never started.
+    pub fn job_deletable(&self, j: &Job) -> bool {
+        self.st.job_deletable(j)
+    }
+    /// The host is on (available) at the last event.
+    pub fn host_on(&self) -> bool {
+        self.st.host_on
+    }
+    /// When the CPU scheduler last ran (-infinity: never).
+    pub fn last_schedule(&self) -> Time {
+        self.st.last_schedule
+    }
+    /// When the client last made a scheduler RPC, to any project.
+    pub fn last_rpc(&self) -> Option<Time> {
+        self.st.last_rpc
+    }
+    /// The host is online every this many seconds (0: always).
+    pub fn connection_interval(&self) -> f64 {
+        self.st.connection_interval
     }
     pub fn fraction_done(&self, j: &Job) -> f64 {
         j.fraction_done_at(self.at)
@@ -73,11 +124,42 @@ impl<'a> View<'a> {
         if j.state == JobState::Finished {
             return Ok(0.0);
         }
-        self.est.remaining_seconds(self, j)
+        let x = self
+            .est
+            .remaining_seconds(self, j)
+            .map_err(|e| e.of(Family::Estimate))?;
+        if x.is_finite() && x >= 0.0 {
+            Ok(x)
+        } else {
+            Err(PolicyError::new(format!(
+                "invalid decision: remaining time {x} for job {} (must be finite, 0 or more)",
+                j.id
+            ))
+            .of(Family::Estimate))
+        }
+    }
+    /// The estimator's correction of new estimates of `p` (BOINC's DCF).
+    pub fn correction(&self, p: usize) -> PolicyResult<f64> {
+        let x = self
+            .est
+            .correction(self, p)
+            .map_err(|e| e.of(Family::Estimate))?;
+        if x.is_finite() && x > 0.0 {
+            Ok(x)
+        } else {
+            Err(PolicyError::new(format!(
+                "invalid decision: correction {x} for project {p} (must be positive and finite)"
+            ))
+            .of(Family::Estimate))
+        }
     }
     /// The corrected static estimate: FLOPs estimate / speed x correction.
-    pub fn static_estimate(&self, j: &Job) -> f64 {
-        j.estimated_seconds() * self.est.correction(j.project)
+    pub fn static_estimate(&self, j: &Job) -> PolicyResult<f64> {
+        Ok(j.estimated_seconds() * self.correction(j.project)?)
+    }
+    /// Sum of all projects' resource shares.
+    pub fn total_share(&self) -> f64 {
+        self.st.total_share()
     }
     /// Resource share of `p` as a fraction of all projects' shares.
     pub fn share_fraction(&self, p: usize) -> f64 {

@@ -66,8 +66,8 @@ impl WorkFetcher for T<dyn WorkFetcher> {
     fn on_reply(&mut self, v: &View, r: &RpcReply) -> PolicyResult<()> {
         self.inner.on_reply(v, r)
     }
-    fn backoff_on_empty_reply(&self) -> bool {
-        self.inner.backoff_on_empty_reply()
+    fn backoff_on_empty_reply(&self, v: &View) -> PolicyResult<bool> {
+        self.inner.backoff_on_empty_reply(v)
     }
 }
 impl WorkSender for T<dyn WorkSender> {
@@ -85,19 +85,28 @@ impl CompletionEstimator for T<dyn CompletionEstimator> {
     fn remaining_seconds(&self, v: &View, j: &Job) -> PolicyResult<f64> {
         self.stats.time(|| self.inner.remaining_seconds(v, j))
     }
-    fn correction(&self, p: usize) -> f64 {
-        self.inner.correction(p)
+    fn correction(&self, v: &View, p: usize) -> PolicyResult<f64> {
+        self.inner.correction(v, p)
     }
     fn on_job_finished(&mut self, v: &View, j: &Job) -> PolicyResult<()> {
         self.inner.on_job_finished(v, j)
     }
 }
 impl DiskManager for T<dyn DiskManager> {
-    fn free_space(&self, st: &ClientState, p: usize) -> [f64; 3] {
-        self.stats.time(|| self.inner.free_space(st, p))
+    fn free_space(&self, v: &View, p: usize) -> PolicyResult<[f64; 3]> {
+        self.stats.time(|| self.inner.free_space(v, p))
     }
-    fn enforces(&self) -> bool {
-        self.inner.enforces()
+    fn enforces(&self, v: &View) -> PolicyResult<bool> {
+        self.inner.enforces(v)
+    }
+    fn make_room(&mut self, v: &View, p: usize, bytes: f64) -> PolicyResult<DiskPlan> {
+        self.inner.make_room(v, p, bytes)
+    }
+    fn poll(&mut self, v: &View) -> PolicyResult<DiskPlan> {
+        self.inner.poll(v)
+    }
+    fn project_limit(&self, v: &View, p: usize) -> PolicyResult<Option<f64>> {
+        self.inner.project_limit(v, p)
     }
 }
 

@@ -297,36 +297,28 @@ fn sort_by_deadline(v: &View, arr: &mut Array, descending: bool) -> Result<(), S
     Ok(())
 }
 
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+/// An error of the estimator met by a getter: kept in the frame, so that the
+/// call fails with it (blamed on the estimator), and its message for rhai.
+fn estimator_error(e: vcsim_framework::PolicyError) -> String {
+    let msg = e.message.clone();
+    with_frame(|fr| {
+        if let Some(fr) = fr {
+            fr.cause.borrow_mut().get_or_insert(e);
+        }
+    });
+    msg
 }
 
-/// A draw in [0, 1) from the view: a hash of the run's seed, the simulated time, the jobs
-/// on the host and their progress (which follow the run's seed), and the
-/// number of the draw within the call. The same view gives the same draws.
-fn draw(v: &View, n: u64) -> f64 {
-    let mut h = splitmix(v.seed() ^ splitmix(v.now().to_bits()));
-    for j in v.jobs() {
-        h = splitmix(h ^ j.id);
-        h = splitmix(h ^ v.fraction_done(j).to_bits());
-        h = splitmix(h ^ j.deadline.to_bits());
-    }
-    let x = splitmix(h ^ splitmix(n));
-    (x >> 11) as f64 / (1u64 << 53) as f64
-}
-
+/// The next draw in [0, 1) of the call's named stream (see the crate's doc).
 fn next_draw() -> RResult<f64> {
     with_frame(|fr| {
         let fr = fr.ok_or_else(|| "random draws exist only inside a hook".to_string())?;
-        let v = fr
-            .view
-            .ok_or_else(|| "random draws need a view".to_string())?;
-        let n = fr.draws.get();
-        fr.draws.set(n + 1);
-        Ok(draw(&v, n))
+        let (seed, name, index) = fr.stream.ok_or_else(|| {
+            "random draws need a view (they come from the run's seed)".to_string()
+        })?;
+        let mut rng = fr.rng.borrow_mut();
+        let rng = rng.get_or_insert_with(|| vcsim_framework::rng::stream(seed, name, index));
+        Ok(rand::Rng::gen::<f64>(rng))
     })
 }
 
@@ -529,7 +521,7 @@ fn view_api(api: &mut Api) {
         "total_share",
         "float",
         "Sum of every project's resource share.",
-        |_: &mut ViewH| with_view(|v| Ok(v.state().total_share())),
+        |_: &mut ViewH| with_view(|v| Ok(v.total_share())),
     );
     api.func(
         S,
@@ -597,7 +589,7 @@ fn view_api(api: &mut Api) {
         "Instances of resource r that no running job holds.",
         |_: &mut ViewH, r: i64| with_view(|v| Ok(v.idle_instances(rsc_index(v.host(), r)?))),
     );
-    api.func(S, "random", "", "float", "A draw in [0, 1), reproducible: a hash of the run's seed and of the view (time, jobs, their progress) and of the draw's number within this call. The same view gives the same draws, so a fetcher's `request` stays pure.", |_: &mut ViewH| next_draw());
+    api.func(S, "random", "", "float", "A draw in [0, 1) from the run's named random stream `script:<family>:<hook>`: in a pure hook (`request`, `piggyback`, `remaining`, `correction`, `free_space`, `project_limit`) the stream of the view's step (and job or project), so the same view gives the same draws and the hook stays pure; in the others, the stream of the policy's n-th such call.", |_: &mut ViewH| next_draw());
     api.func(
         S,
         "random",
@@ -616,7 +608,7 @@ fn view_api(api: &mut Api) {
         with_view(|v| {
             let r = rsc_index(v.host(), r)?;
             let mut out = RrResult::default();
-            rr_sim::simulate(v, r, v.prefs().work_buf_total(), &mut out).map_err(|e| e.0)?;
+            rr_sim::simulate(v, r, v.prefs().work_buf_total(), &mut out).map_err(estimator_error)?;
             Ok(RrH(Arc::new(out)))
         })
     });
@@ -630,7 +622,7 @@ fn view_api(api: &mut Api) {
             with_view(|v| {
                 let r = rsc_index(v.host(), r)?;
                 let mut out = RrResult::default();
-                rr_sim::simulate(v, r, horizon, &mut out).map_err(|e| e.0)?;
+                rr_sim::simulate(v, r, horizon, &mut out).map_err(estimator_error)?;
                 Ok(RrH(Arc::new(out)))
             })
         },
@@ -951,7 +943,7 @@ fn job_api(api: &mut Api) {
         "remaining",
         "float",
         "The estimator's remaining run time in seconds (the chosen `estimate` policy).",
-        |h: &mut JobH| with_view(|v| v.remaining_seconds(h.resolve(v)?).map_err(|e| e.0)),
+        |h: &mut JobH| with_view(|v| v.remaining_seconds(h.resolve(v)?).map_err(estimator_error)),
     );
 }
 
@@ -1740,15 +1732,13 @@ fn disk_api(api: &mut Api) {
         "The files on the host, oldest id first (empty unless the disk manager enforces limits).",
         |_: &mut ViewH| {
             with_view(|v| {
-                let st = v.state();
-                Ok(st
-                    .disk
+                Ok(v.disk()
                     .files
                     .iter()
                     .map(|f| {
                         Dynamic::from(FileH {
                             file: Arc::new(f.clone()),
-                            referenced: st.file_referenced(f),
+                            referenced: v.file_referenced(f),
                         })
                     })
                     .collect::<Array>())
@@ -1760,28 +1750,28 @@ fn disk_api(api: &mut Api) {
         "disk_total_limit",
         "float",
         "Bytes BOINC may use (`total_limit`: the least of `disk_max_used_gb`, `disk_max_used_pct` of the disk, and the disk less non-BOINC usage less `disk_min_free_gb`).",
-        |_: &mut ViewH| with_view(|v| Ok(v.state().disk.total_limit)),
+        |_: &mut ViewH| with_view(|v| Ok(v.disk().total_limit)),
     );
     api.get(
         S,
         "disk_projects_limit",
         "float",
         "Bytes all projects' files may use (`all_projects_limit = total_limit - core_usage`).",
-        |_: &mut ViewH| with_view(|v| Ok(v.state().disk.all_projects_limit())),
+        |_: &mut ViewH| with_view(|v| Ok(v.disk().all_projects_limit())),
     );
     api.get(
         S,
         "disk_usage",
         "float",
         "Bytes of all projects' files.",
-        |_: &mut ViewH| with_view(|v| Ok(v.state().disk.usage())),
+        |_: &mut ViewH| with_view(|v| Ok(v.disk().usage())),
     );
     api.get(
         S,
         "disk_suspended",
         "bool",
         "Computation is suspended because the disk manager's `poll` asked for it.",
-        |_: &mut ViewH| with_view(|v| Ok(v.state().disk.suspended)),
+        |_: &mut ViewH| with_view(|v| Ok(v.disk().suspended)),
     );
 
     const P: &str = "Project";
@@ -1792,7 +1782,7 @@ fn disk_api(api: &mut Api) {
         "Bytes of its files on the host.",
         |h: &mut ProjectH| {
             let p = h.0;
-            with_view(|v| Ok(v.state().disk.project_usage(p)))
+            with_view(|v| Ok(v.disk().project_usage(p)))
         },
     );
     api.get(
@@ -1818,7 +1808,7 @@ fn disk_api(api: &mut Api) {
         "deletable",
         "bool",
         "A disk manager may delete it (put its id in a plan's `delete_jobs`): queued and never started.",
-        |h: &mut JobH| with_view(|v| Ok(v.state().job_deletable(h.resolve(v)?))),
+        |h: &mut JobH| with_view(|v| Ok(v.job_deletable(h.resolve(v)?))),
     );
 
     const F: &str = "File";

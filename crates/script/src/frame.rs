@@ -6,8 +6,9 @@
 
 use rhai::EvalAltResult;
 use scoped_tls_hkt::scoped_thread_local;
-use std::cell::Cell;
+use std::cell::RefCell;
 use vcsim_framework::model::HostInfo;
+use vcsim_framework::rng::SimRng;
 use vcsim_framework::{Candidate, ServerRequest, View};
 
 #[derive(Clone, Copy)]
@@ -17,8 +18,13 @@ pub(crate) struct Frame<'a> {
     pub view: Option<View<'a>>,
     pub server: Option<&'a ServerRequest<'a>>,
     pub sent: &'a [Candidate],
-    /// Random draws made in this call (each draw mixes in its number).
-    pub draws: &'a Cell<u64>,
+    /// The call's random stream, made at its first draw.
+    pub rng: &'a RefCell<Option<SimRng>>,
+    /// (seed, name, index) of that stream; none without a view.
+    pub stream: Option<(u64, &'a str, u64)>,
+    /// An error of another policy (the estimator) met during the call: the
+    /// call fails with it rather than with the script's own.
+    pub cause: &'a RefCell<Option<vcsim_framework::PolicyError>>,
 }
 
 scoped_thread_local!(static FRAME: for<'a> Frame<'a>);

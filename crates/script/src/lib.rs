@@ -27,7 +27,10 @@
 //! [`PolicyError`] naming the file, line, column and function); the
 //! simulator validates every decision. A hook that should be pure (a
 //! fetcher's `request`, an estimate) must not change `this`; that is
-//! documented, not enforced.
+//! documented, not enforced. `random()` draws from the run's named stream
+//! `script:<family>:<hook>`: for a pure hook indexed by the view's step
+//! (and the job, for `remaining`), so the same view gives the same draws;
+//! for the others by the policy's count of such calls.
 
 #![forbid(unsafe_code)]
 
@@ -43,10 +46,11 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
+use vcsim_framework::rng::SimRng;
 use vcsim_framework::{
-    AnyPolicy, Candidate, ClientState, CompletionEstimator, CpuScheduler, DiskManager, DiskPlan,
-    Entry, Family, Job, PolicyError, PolicyResult, Registry, RpcReply, RunList, RunMode,
-    ServerRequest, StaticEstimate, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
+    AnyPolicy, Candidate, CompletionEstimator, CpuScheduler, DiskManager, DiskPlan, Entry, Family,
+    Job, PolicyError, PolicyResult, Registry, RpcReply, RunList, RunMode, ServerRequest, Verdict,
+    View, WorkFetcher, WorkRequest, WorkSender,
 };
 
 /// The hooks of each family: (name, arity, required).
@@ -216,20 +220,27 @@ impl Script {
     /// A fresh policy of `family` (its state from `init()`).
     pub fn make(self: &Arc<Self>, family: Family) -> Result<AnyPolicy, String> {
         self.check_family(family)?;
-        let h = Hooked::new(self.clone())?;
+        let h = Hooked::new(self.clone(), family)?;
         Ok(match family {
             Family::Cpu => AnyPolicy::Cpu(Box::new(ScriptCpu(h))),
             Family::Fetch => {
                 let backoff = if self.has("backoff_on_empty_reply", 0) {
-                    h.call_plain("backoff_on_empty_reply", (), true)
-                        .map_err(|e| e.0)?
-                        .as_bool()
-                        .map_err(|t| {
-                            format!(
-                                "{}: `backoff_on_empty_reply` must return a bool, got {t}",
-                                self.path
-                            )
-                        })?
+                    h.call(
+                        "backoff_on_empty_reply",
+                        None,
+                        None,
+                        &[],
+                        (),
+                        Draws::Counted,
+                    )
+                    .map_err(|e| e.message)?
+                    .as_bool()
+                    .map_err(|t| {
+                        format!(
+                            "{}: `backoff_on_empty_reply` must return a bool, got {t}",
+                            self.path
+                        )
+                    })?
                 } else {
                     true
                 };
@@ -239,8 +250,8 @@ impl Script {
             Family::Estimate => AnyPolicy::Estimate(Box::new(ScriptEstimate(h))),
             Family::Disk => {
                 let enforces = if self.has("enforces", 0) {
-                    h.call_plain("enforces", (), true)
-                        .map_err(|e| e.0)?
+                    h.call("enforces", None, None, &[], (), Draws::Counted)
+                        .map_err(|e| e.message)?
                         .as_bool()
                         .map_err(|t| {
                             format!("{}: `enforces` must return a bool, got {t}", self.path)
@@ -362,42 +373,48 @@ fn call_with_this(
     })
 }
 
+/// Which random stream a hook call draws from (see the module's doc).
+#[derive(Clone, Copy)]
+enum Draws {
+    /// A pure hook: the view's step, and a salt (a job's id).
+    Pure(u64),
+    /// A hook that may change the state: the policy's count of such calls.
+    Counted,
+}
+
 /// A script's hooks and its state (`this`).
 struct Hooked {
     script: Arc<Script>,
+    family: Family,
     state: RefCell<Dynamic>,
     /// rhai's function-resolution cache, kept from one call to the next: with
     /// a fresh one per call (as `Engine::call_fn` has) every function a hook
     /// uses is looked up again at each call (6% of a scripted cs1 run).
     caches: RefCell<Caches>,
-    /// The first error of a hook whose trait method cannot fail; the
-    /// simulator fails the run with it (`fault()` of the traits).
-    fault: RefCell<Option<PolicyError>>,
+    /// Calls of hooks that may change the state (their draws' index).
+    counted: Cell<u64>,
 }
 
 impl Hooked {
-    fn new(script: Arc<Script>) -> Result<Hooked, String> {
+    fn new(script: Arc<Script>, family: Family) -> Result<Hooked, String> {
         let h = Hooked {
             script,
+            family,
             state: RefCell::new(Dynamic::from_map(Default::default())),
             caches: RefCell::new(Caches::new()),
-            fault: RefCell::new(None),
+            counted: Cell::new(0),
         };
         if h.script.has("init", 0) {
-            let s = h.call_plain("init", (), false).map_err(|e| e.0)?;
-            *h.state.borrow_mut() = s;
+            let s = h.call("init", None, None, &[], (), Draws::Counted);
+            *h.state.borrow_mut() = s.map_err(|e| e.message)?;
         }
         Ok(h)
     }
 
-    fn call_plain(&self, hook: &str, args: impl FuncArgs, pure: bool) -> PolicyResult<Dynamic> {
-        self.call(hook, None, None, &[], args, pure)
-    }
-
-    /// Calls `hook` with `this` bound to the state. `pure` marks the hooks
-    /// that must not change it (documented; not enforced: rhai's read-only
-    /// flag sticks to nested values, and a deep copy per call would cost
-    /// more than the call).
+    /// Calls `hook` with `this` bound to the state. Pure hooks must not
+    /// change it (documented; not enforced: rhai's read-only flag sticks to
+    /// nested values, and a deep copy per call would cost more than the
+    /// call).
     fn call(
         &self,
         hook: &str,
@@ -405,21 +422,34 @@ impl Hooked {
         server: Option<&ServerRequest<'_>>,
         sent: &[Candidate],
         args: impl FuncArgs,
-        _pure: bool,
+        draws: Draws,
     ) -> PolicyResult<Dynamic> {
         let path = self.script.path.as_str();
         let mut state = self.state.try_borrow_mut().map_err(|_| {
-            PolicyError(format!(
+            PolicyError::new(format!(
                 "{path}: in function `{hook}`: the script was called again while it runs (an estimator that asks for its own estimates? Inside the estimator, use `job.estimated_seconds` rather than `job.static_estimate` or `job.remaining`)"
             ))
         })?;
-        let draws = Cell::new(0);
+        let index = match draws {
+            Draws::Pure(salt) => view.map_or(0, |v| v.step()) ^ salt.rotate_left(40),
+            Draws::Counted => {
+                let n = self.counted.get();
+                self.counted.set(n + 1);
+                n
+            }
+        };
+        let seed = view.map(|v| v.seed());
+        let rng: RefCell<Option<SimRng>> = RefCell::new(None);
+        let stream_name = format!("script:{}:{hook}", self.family);
+        let cause = RefCell::new(None);
         let frame = Frame {
             script: path,
             view,
             server,
             sent,
-            draws: &draws,
+            rng: &rng,
+            stream: seed.map(|s| (s, stream_name.as_str(), index)),
+            cause: &cause,
         };
         let mut caches = self.caches.borrow_mut();
         let r = ENGINE.with(|engine| {
@@ -427,19 +457,15 @@ impl Hooked {
                 call_with_this(engine, &self.script, &mut caches, &mut state, hook, args)
             })
         });
-        r.map_err(|e| PolicyError(describe_error(path, hook, &e)))
-    }
-
-    /// Keeps the first error of a call that cannot fail, and gives `default`.
-    fn or_fault<T>(&self, r: PolicyResult<T>, default: T) -> T {
-        r.unwrap_or_else(|e| {
-            self.fault.borrow_mut().get_or_insert(e);
-            default
+        r.map_err(|e| match cause.into_inner() {
+            // The estimator's error, met by a getter: it is the cause.
+            Some(c) => c,
+            None => PolicyError::new(describe_error(path, hook, &e)),
         })
     }
 
     fn bad(&self, hook: &str, what: &str, got: &Dynamic) -> PolicyError {
-        PolicyError(format!(
+        PolicyError::new(format!(
             "{}: in function `{hook}`: invalid decision: it must return {what}, got {}",
             self.script.path,
             got.type_name()
@@ -473,7 +499,7 @@ impl CpuScheduler for ScriptCpu {
     fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()> {
         let d = self
             .0
-            .call("schedule", Some(*v), None, &[], (ViewH,), false)?;
+            .call("schedule", Some(*v), None, &[], (ViewH,), Draws::Counted)?;
         let Some(arr) = d.clone().try_cast::<rhai::Array>() else {
             return Err(self.0.bad("schedule", "an array of jobs to run", &d));
         };
@@ -501,6 +527,7 @@ impl CpuScheduler for ScriptCpu {
 
 struct ScriptFetch {
     h: Hooked,
+    /// `backoff_on_empty_reply()`, asked once when the policy is made.
     backoff: bool,
 }
 
@@ -509,41 +536,43 @@ impl WorkFetcher for ScriptFetch {
         if self.h.script.has("account", 1) {
             let _ = self
                 .h
-                .call("account", Some(*v), None, &[], (ViewH,), false)?;
+                .call("account", Some(*v), None, &[], (ViewH,), Draws::Counted)?;
         }
         Ok(())
     }
     fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
         let d = self
             .h
-            .call("request", Some(*v), None, &[], (ViewH,), true)?;
+            .call("request", Some(*v), None, &[], (ViewH,), Draws::Pure(0))?;
         self.h.request("request", d)
     }
     fn piggyback(&self, v: &View, project: usize) -> PolicyResult<Option<WorkRequest>> {
         if !self.h.script.has("piggyback", 2) {
             return Ok(None);
         }
+        let args = (ViewH, project as i64);
         let d = self.h.call(
             "piggyback",
             Some(*v),
             None,
             &[],
-            (ViewH, project as i64),
-            true,
+            args,
+            Draws::Pure(project as u64),
         )?;
         self.h.request("piggyback", d)
     }
     fn on_reply(&mut self, v: &View, reply: &RpcReply) -> PolicyResult<()> {
         if self.h.script.has("on_reply", 2) {
             let r = ReplyH(Arc::new(reply.clone()));
+            let args = (ViewH, r);
             let _ = self
                 .h
-                .call("on_reply", Some(*v), None, &[], (ViewH, r), false)?;
+                .call("on_reply", Some(*v), None, &[], args, Draws::Counted)?;
         }
         Ok(())
     }
-    fn backoff_on_empty_reply(&self) -> bool {
-        self.backoff
+    fn backoff_on_empty_reply(&self, _v: &View) -> PolicyResult<bool> {
+        Ok(self.backoff)
     }
 }
 
@@ -556,14 +585,10 @@ impl WorkSender for ScriptSend {
         sent: &[Candidate],
         cand: &Candidate,
     ) -> PolicyResult<Verdict> {
-        let d = self.0.call(
-            "consider",
-            None,
-            Some(req),
-            sent,
-            (ServerH, SentH, CandH(cand.clone())),
-            false,
-        )?;
+        let args = (ServerH, SentH, CandH(cand.clone()));
+        let d = self
+            .0
+            .call("consider", None, Some(req), sent, args, Draws::Counted)?;
         let s = d.clone().into_immutable_string().unwrap_or_default();
         match s.as_str() {
             "send" => Ok(Verdict::Send),
@@ -578,58 +603,49 @@ struct ScriptEstimate(Hooked);
 
 impl CompletionEstimator for ScriptEstimate {
     fn remaining_seconds(&self, v: &View, job: &Job) -> PolicyResult<f64> {
-        let d = self.0.call(
-            "remaining",
-            Some(*v),
-            None,
-            &[],
-            (ViewH, JobH::of(v, job)),
-            true,
-        )?;
+        let args = (ViewH, JobH::of(v, job));
+        let d = self
+            .0
+            .call("remaining", Some(*v), None, &[], args, Draws::Pure(job.id))?;
         let x = self.0.float("remaining", d)?;
+        // The view checks every estimator's value; here the message can
+        // name the script's function.
         if !x.is_finite() || x < 0.0 {
-            return Err(PolicyError(format!(
-                "{}: in function `remaining`: invalid decision: remaining time {x} for job {} (must be finite and not negative)",
+            return Err(PolicyError::new(format!(
+                "{}: in function `remaining`: invalid decision: remaining time {x} for job {} (must be finite, 0 or more)",
                 self.0.script.path, job.id
             )));
         }
         Ok(x)
     }
-    fn correction(&self, project: usize) -> f64 {
+    fn correction(&self, v: &View, project: usize) -> PolicyResult<f64> {
         if !self.0.script.has("correction", 1) {
-            return 1.0;
+            return Ok(1.0);
         }
-        // The trait cannot fail here: an error becomes the run's fault and
-        // the correction is 1 until the simulator stops the run.
-        let r = self
-            .0
-            .call_plain("correction", (project as i64,), true)
-            .and_then(|d| self.0.float("correction", d))
-            .and_then(|x| {
-                if x.is_finite() && x > 0.0 {
-                    Ok(x)
-                } else {
-                    Err(PolicyError(format!(
-                        "{}: in function `correction`: invalid decision: {x} for project {project} (must be positive and finite)",
-                        self.0.script.path
-                    )))
-                }
-            });
-        self.0.or_fault(r, 1.0)
-    }
-    fn fault(&self) -> Option<PolicyError> {
-        self.0.fault.borrow().clone()
+        let args = (project as i64,);
+        let d = self.0.call(
+            "correction",
+            Some(*v),
+            None,
+            &[],
+            args,
+            Draws::Pure(project as u64),
+        )?;
+        let x = self.0.float("correction", d)?;
+        if !x.is_finite() || x <= 0.0 {
+            return Err(PolicyError::new(format!(
+                "{}: in function `correction`: invalid decision: {x} for project {project} (must be positive and finite)",
+                self.0.script.path
+            )));
+        }
+        Ok(x)
     }
     fn on_job_finished(&mut self, v: &View, job: &Job) -> PolicyResult<()> {
         if self.0.script.has("on_job_finished", 2) {
-            let _ = self.0.call(
-                "on_job_finished",
-                Some(*v),
-                None,
-                &[],
-                (ViewH, JobH::of(v, job)),
-                false,
-            )?;
+            let args = (ViewH, JobH::of(v, job));
+            let _ = self
+                .0
+                .call("on_job_finished", Some(*v), None, &[], args, Draws::Counted)?;
         }
         Ok(())
     }
@@ -637,131 +653,111 @@ impl CompletionEstimator for ScriptEstimate {
 
 struct ScriptDisk {
     h: Hooked,
+    /// `enforces()`, asked once when the policy is made.
     enforces: bool,
 }
 
 impl DiskManager for ScriptDisk {
-    fn free_space(&self, st: &ClientState, project: usize) -> [f64; 3] {
-        let v = View::new(st, &StaticEstimate, st.now);
-        let r = self
-            .h
-            .call(
-                "free_space",
-                Some(v),
-                None,
-                &[],
-                (ViewH, project as i64),
-                true,
-            )
-            .and_then(|d| {
-                if let Some(a) = d.clone().try_cast::<rhai::Array>() {
-                    if a.len() == 3 {
-                        let mut out = [0.0; 3];
-                        for (i, x) in a.into_iter().enumerate() {
-                            out[i] = self.h.float("free_space", x)?;
-                        }
-                        return Ok(out);
-                    }
-                    return Err(self
-                        .h
-                        .bad("free_space", "a number or an array of 3 numbers", &d));
-                }
-                self.h.float("free_space", d).map(|x| [x; 3])
-            });
-        // The trait cannot fail: the run's fault; nothing is free meanwhile.
-        self.h.or_fault(r, [0.0; 3])
-    }
-    fn fault(&self) -> Option<PolicyError> {
-        self.h.fault.borrow().clone()
-    }
-    fn enforces(&self) -> bool {
-        self.enforces
-    }
-    fn make_room(&mut self, st: &ClientState, project: usize, bytes: f64) -> DiskPlan {
-        let default = DiskPlan {
-            fits: true,
-            ..DiskPlan::default()
+    fn free_space(&self, v: &View, project: usize) -> PolicyResult<[f64; 3]> {
+        let args = (ViewH, project as i64);
+        let d = self.h.call(
+            "free_space",
+            Some(*v),
+            None,
+            &[],
+            args,
+            Draws::Pure(project as u64),
+        )?;
+        let amounts = if let Some(a) = d.clone().try_cast::<rhai::Array>() {
+            if a.len() != 3 {
+                return Err(self
+                    .h
+                    .bad("free_space", "a number or an array of 3 numbers", &d));
+            }
+            let mut out = [0.0; 3];
+            for (i, x) in a.into_iter().enumerate() {
+                out[i] = self.h.float("free_space", x)?;
+            }
+            out
+        } else {
+            [self.h.float("free_space", d)?; 3]
         };
+        // The simulator checks every disk manager's amounts; here the message
+        // can name the script's function.
+        if let Some(x) = amounts.iter().find(|x| x.is_nan() || **x < 0.0) {
+            return Err(PolicyError::new(format!(
+                "{}: in function `free_space`: invalid decision: free space {x} bytes for project {project} (must be a number, 0 or more)",
+                self.h.script.path
+            )));
+        }
+        Ok(amounts)
+    }
+    fn enforces(&self, _v: &View) -> PolicyResult<bool> {
+        Ok(self.enforces)
+    }
+    fn make_room(&mut self, v: &View, project: usize, bytes: f64) -> PolicyResult<DiskPlan> {
         if !self.h.script.has("make_room", 3) {
-            return default;
+            return Ok(DiskPlan::default());
         }
-        let v = View::new(st, &StaticEstimate, st.now);
-        let r = self
+        let args = (ViewH, project as i64, bytes);
+        let d = self
             .h
-            .call(
-                "make_room",
-                Some(v),
-                None,
-                &[],
-                (ViewH, project as i64, bytes),
-                false,
-            )
-            .and_then(|d| self.plan("make_room", d, true));
-        // The trait cannot fail: the run's fault; delete nothing meanwhile.
-        self.h.or_fault(r, default)
+            .call("make_room", Some(*v), None, &[], args, Draws::Counted)?;
+        self.plan("make_room", d)
     }
-    fn poll(&mut self, st: &ClientState) -> DiskPlan {
+    fn poll(&mut self, v: &View) -> PolicyResult<DiskPlan> {
         if !self.h.script.has("poll", 1) {
-            return DiskPlan::default();
+            return Ok(DiskPlan::default());
         }
-        let v = View::new(st, &StaticEstimate, st.now);
-        let r = self
+        let d = self
             .h
-            .call("poll", Some(v), None, &[], (ViewH,), false)
-            .and_then(|d| self.plan("poll", d, false));
-        self.h.or_fault(r, DiskPlan::default())
+            .call("poll", Some(*v), None, &[], (ViewH,), Draws::Counted)?;
+        self.plan("poll", d)
     }
-    fn project_limit(&self, st: &ClientState, project: usize) -> Option<f64> {
+    fn project_limit(&self, v: &View, project: usize) -> PolicyResult<Option<f64>> {
         if !self.h.script.has("project_limit", 2) {
-            return None;
+            return Ok(None);
         }
-        let v = View::new(st, &StaticEstimate, st.now);
-        let r = self
-            .h
-            .call(
-                "project_limit",
-                Some(v),
-                None,
-                &[],
-                (ViewH, project as i64),
-                true,
-            )
-            .and_then(|d| {
-                if d.is_unit() {
-                    return Ok(None);
-                }
-                let x = self.h.float("project_limit", d)?;
-                if !x.is_finite() || x < 0.0 {
-                    return Err(PolicyError(format!(
-                        "{}: in function `project_limit`: invalid decision: limit {x} for project {project} (must be finite and not negative)",
-                        self.h.script.path
-                    )));
-                }
-                Ok(Some(x))
-            });
-        self.h.or_fault(r, None)
+        let args = (ViewH, project as i64);
+        let d = self.h.call(
+            "project_limit",
+            Some(*v),
+            None,
+            &[],
+            args,
+            Draws::Pure(project as u64),
+        )?;
+        if d.is_unit() {
+            return Ok(None);
+        }
+        let x = self.h.float("project_limit", d)?;
+        if !x.is_finite() || x < 0.0 {
+            return Err(PolicyError::new(format!(
+                "{}: in function `project_limit`: invalid decision: limit {x} for project {project} (must be finite, 0 or more)",
+                self.h.script.path
+            )));
+        }
+        Ok(Some(x))
     }
 }
 
 impl ScriptDisk {
     /// A plan returned by `hook`: `()` (the default plan) or a map with the
-    /// keys `delete_files`, `delete_jobs` (arrays of ids, `File`s or `Job`s),
-    /// `fits` and `suspend` (bools); a missing key takes its default.
-    fn plan(&self, hook: &str, d: Dynamic, fits_default: bool) -> PolicyResult<DiskPlan> {
-        let mut plan = DiskPlan {
-            fits: fits_default,
-            ..DiskPlan::default()
-        };
+    /// keys `delete_files`, `delete_jobs` (arrays of ids, `File`s or `Job`s)
+    /// and `suspend` (a bool); a missing key takes its default.
+    fn plan(&self, hook: &str, d: Dynamic) -> PolicyResult<DiskPlan> {
+        let mut plan = DiskPlan::default();
         if d.is_unit() {
             return Ok(plan);
         }
-        const WHAT: &str = "a plan `#{ delete_files: [...], delete_jobs: [...], fits: bool, suspend: bool }` or ()";
+        const WHAT: &str =
+            "a plan `#{ delete_files: [...], delete_jobs: [...], suspend: bool }` or ()";
         let Some(map) = d.clone().try_cast::<rhai::Map>() else {
             return Err(self.h.bad(hook, WHAT, &d));
         };
         let path = &self.h.script.path;
         let invalid = |msg: String| {
-            PolicyError(format!(
+            PolicyError::new(format!(
                 "{path}: in function `{hook}`: invalid decision: {msg}"
             ))
         };
@@ -803,22 +799,23 @@ impl ScriptDisk {
                         list.push(id);
                     }
                 }
-                "fits" | "suspend" => {
+                "suspend" => {
                     let Ok(b) = x.as_bool() else {
                         return Err(invalid(format!(
                             "`{k}` must be a bool, got {}",
                             x.type_name()
                         )));
                     };
-                    if k.as_str() == "fits" {
-                        plan.fits = b;
-                    } else {
-                        plan.suspend = b;
-                    }
+                    plan.suspend = b;
+                }
+                "fits" => {
+                    return Err(invalid(
+                        "a plan has no `fits` any more (vcsim writes the bytes either way, and `poll` deals with a violation): leave it out".into(),
+                    ))
                 }
                 other => {
                     return Err(invalid(format!(
-                        "unknown key `{other}` in the plan (expected delete_files, delete_jobs, fits, suspend)"
+                        "unknown key `{other}` in the plan (expected delete_files, delete_jobs, suspend)"
                     )))
                 }
             }

@@ -66,7 +66,7 @@ fn cpu(text: &str) -> Box<dyn CpuScheduler> {
 fn call(p: &mut Box<dyn CpuScheduler>, st: &ClientState) -> Result<Vec<u64>, String> {
     let v = View::new(st, &vcsim_builtin::jc::Jc1, st.now);
     let mut out = RunList::default();
-    p.schedule(&v, &mut out).map_err(|e| e.0)?;
+    p.schedule(&v, &mut out).map_err(|e| e.message)?;
     Ok(out.jobs.iter().map(|(id, _)| *id).collect())
 }
 

@@ -21,24 +21,24 @@
 
 use std::cmp::Ordering;
 use vcsim_framework::model::{DeletionPolicy, FileInfo, P_HIGH, P_LOW};
-use vcsim_framework::{ClientState, DiskManager, DiskPlan};
+use vcsim_framework::{DiskManager, DiskPlan, PolicyResult, View};
 
 #[derive(Default)]
 pub struct ShareDisk;
 
 /// `project_limit(p) = all_projects_limit x share(p)`.
-pub fn project_limit(st: &ClientState, p: usize) -> f64 {
-    let total = st.total_share();
+pub fn project_limit(v: &View, p: usize) -> f64 {
+    let total = v.total_share();
     if total <= 0.0 {
         return 0.0;
     }
-    st.disk.all_projects_limit() * st.projects[p].resource_share / total
+    v.disk().all_projects_limit() * v.projects()[p].resource_share / total
 }
 
 /// The level at which a file becomes deletable (0: expendable).
-pub fn deletion_level(st: &ClientState, f: &FileInfo) -> u8 {
-    let expired = f.expires <= st.now;
-    if !f.sticky || (expired && st.projects[f.project].deletion_policy == DeletionPolicy::Expire) {
+pub fn deletion_level(v: &View, f: &FileInfo) -> u8 {
+    let expired = f.expires <= v.now();
+    if !f.sticky || (expired && v.projects()[f.project].deletion_policy == DeletionPolicy::Expire) {
         0
     } else {
         f.priority
@@ -47,10 +47,10 @@ pub fn deletion_level(st: &ClientState, f: &FileInfo) -> u8 {
 
 /// The order in which `p`'s files are deleted: by level, then the project's
 /// policy, then file id.
-pub fn deletion_order(st: &ClientState, a: &FileInfo, b: &FileInfo) -> Ordering {
-    let la = deletion_level(st, a);
-    let lb = deletion_level(st, b);
-    let by_policy = match st.projects[a.project].deletion_policy {
+pub fn deletion_order(v: &View, a: &FileInfo, b: &FileInfo) -> Ordering {
+    let la = deletion_level(v, a);
+    let lb = deletion_level(v, b);
+    let by_policy = match v.projects()[a.project].deletion_policy {
         DeletionPolicy::Priority => a.created.total_cmp(&b.created),
         DeletionPolicy::Lru | DeletionPolicy::Expire => a.last_used.total_cmp(&b.last_used),
     };
@@ -59,7 +59,7 @@ pub fn deletion_order(st: &ClientState, a: &FileInfo, b: &FileInfo) -> Ordering 
 
 /// A plan being made: the state as it will be after the deletions so far.
 pub struct Scratch<'a> {
-    pub st: &'a ClientState,
+    pub v: View<'a>,
     pub limit: Vec<f64>,
     pub usage: Vec<f64>,
     pub total: f64,
@@ -71,17 +71,18 @@ pub struct Scratch<'a> {
 }
 
 impl<'a> Scratch<'a> {
-    pub fn new(st: &'a ClientState) -> Scratch<'a> {
-        let np = st.projects.len();
-        let files = &st.disk.files;
+    pub fn new(v: &View<'a>) -> Scratch<'a> {
+        let v = *v;
+        let np = v.projects().len();
+        let files = &v.disk().files;
         let mut usage = vec![0.0; np];
         for f in files {
             usage[f.project] += f.bytes;
         }
-        let referenced: Vec<bool> = files.iter().map(|f| st.file_referenced(f)).collect();
+        let referenced: Vec<bool> = files.iter().map(|f| v.file_referenced(f)).collect();
         let mut s = Scratch {
-            st,
-            limit: (0..np).map(|p| project_limit(st, p)).collect(),
+            v,
+            limit: (0..np).map(|p| project_limit(&v, p)).collect(),
             total: usage.iter().sum(),
             usage,
             gone: vec![false; files.len()],
@@ -94,23 +95,23 @@ impl<'a> Scratch<'a> {
     }
 
     fn sort(&mut self) {
-        let st = self.st;
+        let v = self.v;
         for o in &mut self.order {
             o.clear();
         }
-        for (i, f) in st.disk.files.iter().enumerate() {
+        for (i, f) in v.disk().files.iter().enumerate() {
             if !self.gone[i] && !self.referenced[i] {
                 self.order[f.project].push(i);
             }
         }
         for o in &mut self.order {
-            o.sort_by(|&a, &b| deletion_order(st, &st.disk.files[a], &st.disk.files[b]));
+            o.sort_by(|&a, &b| deletion_order(&v, &v.disk().files[a], &v.disk().files[b]));
         }
     }
 
     /// `free_space = all_projects_limit - all_project_usage` (may be negative).
     pub fn free(&self) -> f64 {
-        self.st.disk.all_projects_limit() - self.total
+        self.v.disk().all_projects_limit() - self.total
     }
 
     pub fn excess(&self, p: usize) -> f64 {
@@ -130,7 +131,7 @@ impl<'a> Scratch<'a> {
     }
 
     fn delete(&mut self, i: usize) {
-        let f = &self.st.disk.files[i];
+        let f = &self.v.disk().files[i];
         self.gone[i] = true;
         self.usage[f.project] -= f.bytes;
         self.total -= f.bytes;
@@ -140,18 +141,18 @@ impl<'a> Scratch<'a> {
 
     /// The next file of `p` deletable at `level`, if any.
     pub fn next_file(&self, p: usize, level: u8) -> Option<usize> {
-        let st = self.st;
+        let v = self.v;
         self.order[p]
             .iter()
             .copied()
-            .find(|&i| deletion_level(st, &st.disk.files[i]) <= level)
+            .find(|&i| deletion_level(&v, &v.disk().files[i]) <= level)
     }
 
     /// Bytes of `p`'s files that could be deleted at any level.
     pub fn deletable_bytes(&self, p: usize) -> f64 {
         self.order[p]
             .iter()
-            .map(|&i| self.st.disk.files[i].bytes)
+            .map(|&i| self.v.disk().files[i].bytes)
             .sum()
     }
 
@@ -168,8 +169,8 @@ impl<'a> Scratch<'a> {
     /// Deletes a queued job (a result) and then its files.
     fn delete_job(&mut self, id: u64) {
         self.plan.delete_jobs.push(id);
-        let files: Vec<usize> = (0..self.st.disk.files.len())
-            .filter(|&i| !self.gone[i] && self.st.disk.files[i].job == Some(id))
+        let files: Vec<usize> = (0..self.v.disk().files.len())
+            .filter(|&i| !self.gone[i] && self.v.disk().files[i].job == Some(id))
             .collect();
         for &i in &files {
             self.referenced[i] = false;
@@ -230,8 +231,8 @@ pub fn associate_file(s: &mut Scratch, p: usize, bytes: f64) -> bool {
 /// otherwise deletions in the seed's three stages, and suspension when they
 /// are not enough.
 pub fn data_manager_poll(s: &mut Scratch) {
-    let limit = s.st.disk.total_limit;
-    let core = s.st.disk.core_usage;
+    let limit = s.v.disk().total_limit;
+    let core = s.v.disk().core_usage;
     let over = |s: &Scratch| s.total + core > limit;
     if !over(s) {
         return;
@@ -274,13 +275,13 @@ pub fn data_manager_poll(s: &mut Scratch) {
             if !over(s) {
                 break;
             }
-            let st = s.st;
-            let job = st
-                .jobs
+            let v = s.v;
+            let job = v
+                .jobs()
                 .iter()
                 .rev()
                 .find(|j| {
-                    j.project == p && st.job_deletable(j) && !s.plan.delete_jobs.contains(&j.id)
+                    j.project == p && v.job_deletable(j) && !s.plan.delete_jobs.contains(&j.id)
                 })
                 .map(|j| j.id);
             if let Some(id) = job {
@@ -295,8 +296,8 @@ pub fn data_manager_poll(s: &mut Scratch) {
 /// The three amounts told to `p`'s server: free; free if offenders' files
 /// were deleted (each down to its limit, as `get_more_disk_space` would);
 /// free if `p`'s own deletable files were deleted too.
-pub fn free_amounts(st: &ClientState, p: usize) -> [f64; 3] {
-    let s = Scratch::new(st);
+pub fn free_amounts(v: &View, p: usize) -> [f64; 3] {
+    let s = Scratch::new(v);
     let free = s.free();
     let mut from_offenders = 0.0;
     for q in 0..s.usage.len() {
@@ -311,24 +312,23 @@ pub fn free_amounts(st: &ClientState, p: usize) -> [f64; 3] {
 }
 
 impl DiskManager for ShareDisk {
-    fn free_space(&self, st: &ClientState, project: usize) -> [f64; 3] {
-        free_amounts(st, project)
+    fn free_space(&self, v: &View, project: usize) -> PolicyResult<[f64; 3]> {
+        Ok(free_amounts(v, project))
     }
-    fn enforces(&self) -> bool {
-        true
+    fn enforces(&self, _v: &View) -> PolicyResult<bool> {
+        Ok(true)
     }
-    fn make_room(&mut self, st: &ClientState, project: usize, bytes: f64) -> DiskPlan {
-        let mut s = Scratch::new(st);
-        let fits = associate_file(&mut s, project, bytes);
-        s.plan.fits = fits;
-        s.plan
+    fn make_room(&mut self, v: &View, project: usize, bytes: f64) -> PolicyResult<DiskPlan> {
+        let mut s = Scratch::new(v);
+        associate_file(&mut s, project, bytes);
+        Ok(s.plan)
     }
-    fn poll(&mut self, st: &ClientState) -> DiskPlan {
-        let mut s = Scratch::new(st);
+    fn poll(&mut self, v: &View) -> PolicyResult<DiskPlan> {
+        let mut s = Scratch::new(v);
         data_manager_poll(&mut s);
-        s.plan
+        Ok(s.plan)
     }
-    fn project_limit(&self, st: &ClientState, project: usize) -> Option<f64> {
-        Some(project_limit(st, project))
+    fn project_limit(&self, v: &View, project: usize) -> PolicyResult<Option<f64>> {
+        Ok(Some(project_limit(v, project)))
     }
 }

@@ -351,8 +351,8 @@ impl WorkFetcher for GpuFetch {
 
     /// Back-off is per resource here; the project as a whole is contactable
     /// whenever some resource is not backed off.
-    fn backoff_on_empty_reply(&self) -> bool {
-        false
+    fn backoff_on_empty_reply(&self, _v: &View) -> PolicyResult<bool> {
+        Ok(false)
     }
 }
 

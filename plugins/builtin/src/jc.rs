@@ -76,8 +76,8 @@ impl CompletionEstimator for Jc2 {
         let e = job.estimated_seconds() * self.dcf(job.project);
         Ok(remaining(v.fraction_done(job), v.run_seconds(job), e))
     }
-    fn correction(&self, project: usize) -> f64 {
-        self.dcf(project)
+    fn correction(&self, _v: &View, project: usize) -> PolicyResult<f64> {
+        Ok(self.dcf(project))
     }
     fn on_job_finished(&mut self, v: &View, job: &Job) -> PolicyResult<()> {
         self.learn(job.project, v.run_seconds(job), job.estimated_seconds());

@@ -1,13 +1,26 @@
 //! The `share` disk manager against the examples of `disk-management`.
 
 use proptest::prelude::*;
-use vcsim_builtin::disk_share::{free_amounts, project_limit, ShareDisk};
+use vcsim_builtin::disk_share::{associate_file, free_amounts, project_limit, Scratch, ShareDisk};
 use vcsim_framework::model::{FileInfo, FileKind, P_HIGH, P_LOW, P_MEDIUM};
 use vcsim_framework::testing::{add_job, set_now, state, JobSpec};
-use vcsim_framework::{ClientState, DiskManager, JobState};
+use vcsim_framework::{ClientState, DiskManager, DiskPlan, JobState, StaticEstimate, View};
 
 const MB: f64 = 1e6;
 const DAY: f64 = 86400.0;
+
+fn view(st: &ClientState) -> View<'_> {
+    View::new(st, &StaticEstimate, st.now)
+}
+
+/// `make_room` through the seed's `associate_file`: the plan, and whether
+/// the bytes then fit.
+fn make_room(st: &ClientState, p: usize, bytes: f64) -> (DiskPlan, bool) {
+    let v = view(st);
+    let mut s = Scratch::new(&v);
+    let fits = associate_file(&mut s, p, bytes);
+    (s.plan, fits)
+}
 
 /// A and B with shares 75 and 25; BOINC may use 1000 MB.
 fn two(policy_a: &str, policy_b: &str) -> ClientState {
@@ -98,8 +111,8 @@ fn apply(st: &mut ClientState, plan: &vcsim_framework::DiskPlan) {
 fn limits_are_75_and_25_percent_of_the_space_projects_may_use() {
     let st = two("lru", "lru");
     assert_eq!(st.disk.total_limit, 1e9);
-    assert_eq!(project_limit(&st, 0), 750.0 * MB);
-    assert_eq!(project_limit(&st, 1), 250.0 * MB);
+    assert_eq!(project_limit(&view(&st), 0), 750.0 * MB);
+    assert_eq!(project_limit(&view(&st), 1), 250.0 * MB);
 }
 
 #[test]
@@ -139,11 +152,11 @@ fn a_project_under_its_limit_leaves_room_for_the_other() {
     // A uses 100 of its 750 MB; B already uses 600 MB, over its 250 MB.
     sticky(&mut st, 0, 100.0, P_LOW, 0.0);
     sticky(&mut st, 1, 600.0, P_LOW, 0.0);
-    let free = free_amounts(&st, 1);
+    let free = free_amounts(&view(&st), 1);
     assert_eq!(free[0], 300.0 * MB);
     // B may add 200 MB more without deleting anything.
-    let plan = ShareDisk.make_room(&st, 1, 200.0 * MB);
-    assert!(plan.fits);
+    let (plan, fits) = make_room(&st, 1, 200.0 * MB);
+    assert!(fits);
     assert!(plan.delete_files.is_empty());
 }
 
@@ -189,15 +202,15 @@ flops_mean = 1e12
     let b2 = sticky(&mut st, 1, 150.0, P_LOW, 10.0);
     let b3 = sticky(&mut st, 1, 200.0, P_LOW, 20.0);
     sticky(&mut st, 2, 400.0, P_LOW, 0.0);
-    assert_eq!(free_amounts(&st, 0)[0], 0.0);
-    let plan = ShareDisk.make_room(&st, 0, 100.0 * MB);
-    assert!(plan.fits);
+    assert_eq!(free_amounts(&view(&st), 0)[0], 0.0);
+    let (plan, fits) = make_room(&st, 0, 100.0 * MB);
+    assert!(fits);
     // B first (greatest), least recently used first, until B is within 300 MB:
     // deleting b1 leaves 350, b2 leaves 200. C is left alone: enough was made.
     assert_eq!(plan.delete_files, vec![b1, b2]);
     let _ = b3;
     // The second amount told to A's server counts what offenders would give.
-    let free = free_amounts(&st, 0);
+    let free = free_amounts(&view(&st), 0);
     assert_eq!(free[1], 300.0 * MB);
 }
 
@@ -209,8 +222,8 @@ fn the_deletion_level_rises_one_priority_at_a_time() {
     let med = sticky(&mut st, 1, 300.0, P_MEDIUM, 10.0);
     sticky(&mut st, 0, 350.0, P_LOW, 0.0);
     // 950 used; A wants 100: the P_MEDIUM file goes (B is then within its limit).
-    let plan = ShareDisk.make_room(&st, 0, 100.0 * MB);
-    assert!(plan.fits);
+    let (plan, fits) = make_room(&st, 0, 100.0 * MB);
+    assert!(fits);
     assert_eq!(plan.delete_files, vec![med]);
     let _ = high;
 }
@@ -225,13 +238,13 @@ fn priority_policy_deletes_lowest_priority_first_in_download_order() {
     let high = sticky(&mut st, 1, 150.0, P_HIGH, 5.0);
     // 1000 used; the poll has nothing to do; A needs 200 MB: B (300 of 250)
     // loses its P_LOW files, earliest download first.
-    let plan = ShareDisk.make_room(&st, 0, 40.0 * MB);
+    let (plan, _) = make_room(&st, 0, 40.0 * MB);
     assert_eq!(plan.delete_files, vec![early_low]);
     // The poll, over the limit, deletes in the same order, then the next level
     // (A's file left out, so that only B offends).
     st.disk.files.retain(|f| f.project == 1);
     st.disk.total_limit = 150.0 * MB;
-    let plan = ShareDisk.poll(&st);
+    let plan = ShareDisk.poll(&view(&st)).unwrap();
     assert_eq!(plan.delete_files[..3], [early_low, late_low, medium]);
     let _ = high;
 }
@@ -244,12 +257,12 @@ fn expire_policy_deletes_expired_files_first_at_any_priority() {
     let fresh_low = sticky(&mut st, 1, 100.0, P_LOW, 80.0 * DAY);
     let expired_high = sticky(&mut st, 1, 100.0, P_HIGH, 30.0 * DAY);
     let old_low = sticky(&mut st, 1, 100.0, P_LOW, 50.0 * DAY);
-    let plan = ShareDisk.make_room(&st, 0, 50.0 * MB);
+    let (plan, _) = make_room(&st, 0, 50.0 * MB);
     // Expired files (older than 60 days) are level 0: oldest use first.
     assert_eq!(plan.delete_files, vec![expired_high]);
     st.disk.files.retain(|f| f.project == 1);
     st.disk.total_limit = 0.0;
-    let plan = ShareDisk.poll(&st);
+    let plan = ShareDisk.poll(&view(&st)).unwrap();
     assert_eq!(plan.delete_files, vec![expired_high, old_low, fresh_low]);
 }
 
@@ -274,7 +287,7 @@ fn lru_policy_deletes_least_recently_used_first() {
     set(&mut st, c, 20.0);
     st.disk.files.retain(|f| f.project == 1);
     st.disk.total_limit = 150.0 * MB;
-    let plan = ShareDisk.poll(&st);
+    let plan = ShareDisk.poll(&view(&st)).unwrap();
     assert_eq!(plan.delete_files, vec![b, c]);
     assert!(!plan.suspend);
 }
@@ -288,7 +301,7 @@ fn the_poll_deletes_a_queued_result_when_files_are_not_enough() {
     let qi = input_of(&mut st, 0, queued, 400.0);
     sticky(&mut st, 1, 200.0, P_LOW, 0.0);
     st.disk.total_limit = 600.0 * MB;
-    let plan = ShareDisk.poll(&st);
+    let plan = ShareDisk.poll(&view(&st)).unwrap();
     // Offender A has only referenced files; B's file goes, then the queued
     // job and its input.
     assert_eq!(plan.delete_jobs, vec![queued]);
@@ -301,13 +314,13 @@ fn the_poll_suspends_when_nothing_can_be_freed() {
     let mut st = two("lru", "lru");
     let j = add_job(&mut st, JobSpec::queued(0, 1e12, DAY).running(0.5));
     input_of(&mut st, 0, j, 1200.0);
-    let plan = ShareDisk.poll(&st);
+    let plan = ShareDisk.poll(&view(&st)).unwrap();
     assert!(plan.suspend);
     assert!(plan.delete_files.is_empty() && plan.delete_jobs.is_empty());
     // Finished, the job's output waits for the server's ack: still referenced.
     st.jobs[0].state = JobState::Finished;
     st.disk.files[0].kind = FileKind::Output;
-    assert!(ShareDisk.poll(&st).suspend);
+    assert!(ShareDisk.poll(&view(&st)).unwrap().suspend);
 }
 
 #[test]
@@ -317,13 +330,13 @@ fn the_third_amount_counts_the_projects_own_deletable_files() {
     sticky(&mut st, 1, 250.0, P_LOW, 0.0);
     let j = add_job(&mut st, JobSpec::queued(0, 1e12, DAY));
     input_of(&mut st, 0, j, 40.0);
-    let free = free_amounts(&st, 0);
+    let free = free_amounts(&view(&st), 0);
     // 10 MB free; nobody offends; A's own sticky 700 MB (not the referenced input).
     assert!((free[0] - 10.0 * MB).abs() < 1.0);
     assert!((free[1] - 10.0 * MB).abs() < 1.0);
     assert!((free[2] - 710.0 * MB).abs() < 1.0);
-    let plan = ShareDisk.make_room(&st, 0, 500.0 * MB);
-    assert!(plan.fits);
+    let (plan, fits) = make_room(&st, 0, 500.0 * MB);
+    assert!(fits);
     assert_eq!(plan.delete_files.len(), 1);
 }
 
@@ -358,7 +371,7 @@ proptest! {
         }
         st.disk.total_limit = limit_mb * MB;
         let st0 = st.clone();
-        let plan = ShareDisk.poll(&st);
+        let plan = ShareDisk.poll(&view(&st)).unwrap();
         apply(&mut st, &plan);
         // Files referenced before are still there, unless the plan deleted their (queued) job.
         for f in &st0.disk.files {

@@ -89,8 +89,8 @@ impl CompletionEstimator for CountEst {
         self.1.fetch_add(1, Ordering::Relaxed);
         self.0.remaining_seconds(v, job)
     }
-    fn correction(&self, p: usize) -> f64 {
-        self.0.correction(p)
+    fn correction(&self, v: &View, p: usize) -> PolicyResult<f64> {
+        self.0.correction(v, p)
     }
     fn on_job_finished(&mut self, v: &View, job: &Job) -> PolicyResult<()> {
         self.0.on_job_finished(v, job)

@@ -22,11 +22,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 pub use vcsim_dylib_abi as abi;
 use vcsim_dylib_abi::Table;
-use vcsim_framework::model::{ClientState, DeletionPolicy, FileKind, JobState};
+use vcsim_framework::model::{DeletionPolicy, FileKind, JobState};
 use vcsim_framework::{
     AnyPolicy, Candidate, CompletionEstimator, CpuScheduler, DiskManager, DiskPlan, Entry, Family,
     Job, PolicyError, PolicyResult, Registry, RpcReply, RscRequest, RscStatus, RunList, RunMode,
-    ServerRequest, StaticEstimate, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
+    ServerRequest, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
 };
 
 /// Environment variable that lets a plugin built by another `rustc` load.
@@ -325,10 +325,6 @@ struct Instance<T: Table> {
     state: abi::State,
     who: Arc<Who>,
     err: Vec<u8>,
-    /// Set when a call that cannot fail in vcsim's trait failed: the
-    /// simulator fails the run with it after the step (`fault()`), and any
-    /// later call reports it.
-    poisoned: Option<String>,
 }
 
 // SAFETY: the SDK's traits require `Send` of the plugin's policy type, and
@@ -363,7 +359,6 @@ impl<T: Table> Instance<T> {
             state,
             who,
             err,
-            poisoned: None,
         })
     }
 
@@ -381,42 +376,22 @@ impl<T: Table> Instance<T> {
         let w = &self.who;
         match status {
             abi::STATUS_OK => Ok(()),
-            abi::STATUS_ERROR => Err(PolicyError(msg())),
-            abi::STATUS_PANIC => Err(PolicyError(format!(
+            abi::STATUS_ERROR => Err(PolicyError::new(msg())),
+            abi::STATUS_PANIC => Err(PolicyError::new(format!(
                 "plugin {} panicked in `{call}`: {}",
                 w.plugin,
                 msg()
             ))),
-            abi::STATUS_OVERFLOW => Err(PolicyError(format!(
+            abi::STATUS_OVERFLOW => Err(PolicyError::new(format!(
                 "plugin {}, `{call}`: {}",
                 w.plugin,
                 msg()
             ))),
-            s => Err(PolicyError(format!(
+            s => Err(PolicyError::new(format!(
                 "plugin {}, `{call}`: unknown status {s}",
                 w.plugin
             ))),
         }
-    }
-
-    fn poison_check(&self) -> PolicyResult<()> {
-        match &self.poisoned {
-            Some(m) => Err(PolicyError(m.clone())),
-            None => Ok(()),
-        }
-    }
-
-    /// For calls whose vcsim trait method cannot fail: remember the error.
-    /// The simulator reads it (`fault()`) after the step and fails the run;
-    /// every later call of this instance fails with it.
-    fn poison(&mut self, e: PolicyError) {
-        if self.poisoned.is_none() {
-            self.poisoned = Some(e.0);
-        }
-    }
-
-    fn fault(&self) -> Option<PolicyError> {
-        self.poisoned.clone().map(PolicyError)
     }
 }
 
@@ -503,7 +478,7 @@ fn rsc_of(
 
 fn job_of(v: &View, j: &Job, with_estimates: bool) -> PolicyResult<abi::Job> {
     let (remaining_seconds, static_estimate) = if with_estimates {
-        (v.remaining_seconds(j)?, v.static_estimate(j))
+        (v.remaining_seconds(j)?, v.static_estimate(j)?)
     } else {
         (f64::NAN, f64::NAN)
     };
@@ -549,7 +524,6 @@ impl Snapshot {
     /// Fills the buffers from `v` and returns the view pointing into them:
     /// valid until the buffers are next touched.
     fn build(&mut self, v: &View) -> PolicyResult<abi::View> {
-        let st = v.state();
         let h = v.host();
         let nrsc = h.nrsc();
         rsc_of(&mut self.rsc, h, |r| v.idle_instances(r));
@@ -584,10 +558,10 @@ impl Snapshot {
             prefs: prefs_of(v.prefs()),
             on_fraction: v.on_fraction(),
             available_seconds: v.available_seconds(),
-            host_on: st.host_on as u8,
-            last_schedule: st.last_schedule,
-            last_rpc: st.last_rpc.unwrap_or(f64::NAN),
-            connection_interval: st.connection_interval,
+            host_on: v.host_on() as u8,
+            last_schedule: v.last_schedule(),
+            last_rpc: v.last_rpc().unwrap_or(f64::NAN),
+            connection_interval: v.connection_interval(),
             rsc: self.rsc.as_ptr(),
             projects: self.projects.as_ptr(),
             nprojects: self.projects.len(),
@@ -608,7 +582,6 @@ struct CpuAdapter {
 
 impl CpuScheduler for CpuAdapter {
     fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()> {
-        self.inst.poison_check()?;
         let view = self.snap.build(v)?;
         self.run.clear();
         self.run.resize(v.jobs().len(), abi::RunEntry::default());
@@ -656,13 +629,12 @@ impl FetchAdapter {
         let mut g = self
             .inner
             .try_borrow_mut()
-            .map_err(|_| PolicyError("a plugin fetcher was called re-entrantly".into()))?;
+            .map_err(|_| PolicyError::new("a plugin fetcher was called re-entrantly"))?;
         f(&mut g)
     }
 
     fn ask(&self, v: &View, piggyback: Option<usize>) -> PolicyResult<Option<WorkRequest>> {
         self.with(|(inst, snap, _)| {
-            inst.poison_check()?;
             let view = snap.build(v)?;
             let nrsc = v.host().nrsc();
             let mut rsc = vec![abi::RscRequest::default(); nrsc];
@@ -709,7 +681,6 @@ impl FetchAdapter {
 impl WorkFetcher for FetchAdapter {
     fn account(&mut self, v: &View) -> PolicyResult<()> {
         self.with(|(inst, snap, _)| {
-            inst.poison_check()?;
             let view = snap.build(v)?;
             let mut eb = inst.errbuf();
             // SAFETY: as in `CpuAdapter::schedule`.
@@ -728,7 +699,6 @@ impl WorkFetcher for FetchAdapter {
 
     fn on_reply(&mut self, v: &View, reply: &RpcReply) -> PolicyResult<()> {
         self.with(|(inst, snap, _)| {
-            inst.poison_check()?;
             let view = snap.build(v)?;
             let req: Vec<abi::RscRequest> = reply.request.rsc.iter().map(rsc_req).collect();
             let nrsc = reply.jobs.len().min(reply.rsc_status.len());
@@ -762,22 +732,15 @@ impl WorkFetcher for FetchAdapter {
         })
     }
 
-    fn backoff_on_empty_reply(&self) -> bool {
+    fn backoff_on_empty_reply(&self, _v: &View) -> PolicyResult<bool> {
         self.with(|(inst, _, _)| {
             let mut out = 1u8;
             let mut eb = inst.errbuf();
             // SAFETY: the state is live; `out` and `eb` are valid.
             let st = unsafe { (inst.table.backoff_on_empty_reply)(inst.state, &mut out, &mut eb) };
-            if let Err(e) = inst.check(st, &eb, "backoff_on_empty_reply") {
-                inst.poison(e);
-            }
+            inst.check(st, &eb, "backoff_on_empty_reply")?;
             Ok(out != 0)
         })
-        .unwrap_or(true)
-    }
-
-    fn fault(&self) -> Option<PolicyError> {
-        self.inner.try_borrow().ok()?.0.fault()
     }
 }
 
@@ -810,7 +773,6 @@ impl WorkSender for SendAdapter {
         sent: &[Candidate],
         cand: &Candidate,
     ) -> PolicyResult<Verdict> {
-        self.inst.poison_check()?;
         rsc_of(&mut self.host.rsc, req.host, |_| f64::NAN);
         self.request.clear();
         self.request.extend(req.request.rsc.iter().map(rsc_req));
@@ -866,7 +828,7 @@ impl WorkSender for SendAdapter {
             abi::VERDICT_SEND => Ok(Verdict::Send),
             abi::VERDICT_SKIP => Ok(Verdict::Skip),
             abi::VERDICT_STOP => Ok(Verdict::Stop),
-            x => Err(PolicyError(format!(
+            x => Err(PolicyError::new(format!(
                 "plugin {}: send policy `{}` gave verdict {x}",
                 self.inst.who.plugin, self.inst.who.name
             ))),
@@ -885,9 +847,8 @@ impl EstimateAdapter {
         let mut g = self
             .inner
             .try_borrow_mut()
-            .map_err(|_| PolicyError("a plugin estimator was called re-entrantly".into()))?;
+            .map_err(|_| PolicyError::new("a plugin estimator was called re-entrantly"))?;
         let (inst, snap) = &mut *g;
-        inst.poison_check()?;
         let h = v.host();
         let rsc = &mut snap.rsc;
         rsc_of(rsc, h, |r| v.idle_instances(r));
@@ -924,28 +885,22 @@ impl CompletionEstimator for EstimateAdapter {
         self.call(v, job, false)
     }
 
-    fn correction(&self, project: usize) -> f64 {
-        let Ok(mut g) = self.inner.try_borrow_mut() else {
-            return 1.0;
-        };
+    fn correction(&self, _v: &View, project: usize) -> PolicyResult<f64> {
+        let mut g = self
+            .inner
+            .try_borrow_mut()
+            .map_err(|_| PolicyError::new("a plugin estimator was called re-entrantly"))?;
         let inst = &mut g.0;
         let mut out = 1.0;
         let mut eb = inst.errbuf();
         // SAFETY: the state is live; `out` and `eb` are valid.
         let st = unsafe { (inst.table.correction)(inst.state, project, &mut out, &mut eb) };
-        if let Err(e) = inst.check(st, &eb, "correction") {
-            inst.poison(e);
-            return 1.0;
-        }
-        out
+        inst.check(st, &eb, "correction")?;
+        Ok(out)
     }
 
     fn on_job_finished(&mut self, v: &View, job: &Job) -> PolicyResult<()> {
         self.call(v, job, true).map(|_| ())
-    }
-
-    fn fault(&self) -> Option<PolicyError> {
-        self.inner.try_borrow().ok()?.0.fault()
     }
 }
 
@@ -978,9 +933,10 @@ macro_rules! disk_call {
 }
 
 impl DiskSnapshot {
-    fn build(&mut self, st: &ClientState) -> abi::DiskView {
+    fn build(&mut self, v: &View) -> abi::DiskView {
+        let disk = v.disk();
         self.files.clear();
-        self.files.extend(st.disk.files.iter().map(|f| abi::File {
+        self.files.extend(disk.files.iter().map(|f| abi::File {
             id: f.id,
             project: f.project,
             bytes: f.bytes,
@@ -990,7 +946,7 @@ impl DiskSnapshot {
                 FileKind::Output => abi::FILE_OUTPUT,
                 FileKind::Sticky => abi::FILE_STICKY,
             },
-            referenced: st.file_referenced(f) as u8,
+            referenced: v.file_referenced(f) as u8,
             sticky: f.sticky as u8,
             priority: f.priority,
             created: f.created,
@@ -999,7 +955,7 @@ impl DiskSnapshot {
         }));
         self.deletion_policy.clear();
         self.deletion_policy
-            .extend(st.projects.iter().map(|p| match p.deletion_policy {
+            .extend(v.projects().iter().map(|p| match p.deletion_policy {
                 DeletionPolicy::Lru => abi::DELETE_LRU,
                 DeletionPolicy::Priority => abi::DELETE_PRIORITY,
                 DeletionPolicy::Expire => abi::DELETE_EXPIRE,
@@ -1007,19 +963,19 @@ impl DiskSnapshot {
         abi::DiskView {
             files: self.files.as_ptr(),
             nfiles: self.files.len(),
-            total_limit: st.disk.total_limit,
-            core_usage: st.disk.core_usage,
-            suspended: st.disk.suspended as u8,
+            total_limit: disk.total_limit,
+            core_usage: disk.core_usage,
+            suspended: disk.suspended as u8,
             deletion_policy: self.deletion_policy.as_ptr(),
         }
     }
 
     /// Zeroed plan buffers: one id per job and per file.
-    fn plan_out(&mut self, st: &ClientState) -> abi::DiskPlanOut {
+    fn plan_out(&mut self, v: &View) -> abi::DiskPlanOut {
         self.delete_jobs.clear();
-        self.delete_jobs.resize(st.jobs.len(), 0);
+        self.delete_jobs.resize(v.jobs().len(), 0);
         self.delete_files.clear();
-        self.delete_files.resize(st.disk.files.len(), 0);
+        self.delete_files.resize(v.disk().files.len(), 0);
         abi::DiskPlanOut {
             delete_jobs: self.delete_jobs.as_mut_ptr(),
             jobs_cap: self.delete_jobs.len(),
@@ -1036,7 +992,6 @@ impl DiskSnapshot {
         DiskPlan {
             delete_jobs: self.delete_jobs[..out.jobs_len.min(self.delete_jobs.len())].to_vec(),
             delete_files: self.delete_files[..out.files_len.min(self.delete_files.len())].to_vec(),
-            fits: out.fits != 0,
             suspend: out.suspend != 0,
         }
     }
@@ -1047,13 +1002,12 @@ impl DiskSnapshot {
 unsafe impl Send for DiskSnapshot {}
 
 impl DiskAdapter {
-    /// Builds both views and calls `f` with them; `None` (after poisoning
-    /// the instance) if that failed.
+    /// Builds both views and calls `f` with them.
     fn with_views<R>(
         inst: &mut Instance<abi::DiskTable>,
         snap: &mut Snapshot,
         files: &mut DiskSnapshot,
-        st: &ClientState,
+        v: &View,
         call: &str,
         f: impl FnOnce(
             &mut Instance<abi::DiskTable>,
@@ -1062,134 +1016,96 @@ impl DiskAdapter {
             &mut DiskSnapshot,
             &mut abi::ErrBuf,
         ) -> (u32, R),
-    ) -> Option<R> {
-        if inst.poisoned.is_some() {
-            return None;
-        }
-        let est = StaticEstimate;
-        let v = View::new(st, &est, st.now);
-        let view = match snap.build(&v) {
-            Ok(x) => x,
-            Err(e) => {
-                inst.poison(e);
-                return None;
-            }
-        };
-        let disk = files.build(st);
+    ) -> PolicyResult<R> {
+        let view = snap.build(v)?;
+        let disk = files.build(v);
         let mut eb = inst.errbuf();
         let (s, r) = f(inst, &view, &disk, files, &mut eb);
-        if let Err(e) = inst.check(s, &eb, call) {
-            inst.poison(e);
-            return None;
-        }
-        Some(r)
+        inst.check(s, &eb, call)?;
+        Ok(r)
+    }
+
+    fn borrow(&self) -> PolicyResult<std::cell::RefMut<'_, (Instance<abi::DiskTable>, Snapshot)>> {
+        self.inner
+            .try_borrow_mut()
+            .map_err(|_| PolicyError::new("a plugin disk manager was called re-entrantly"))
     }
 }
 
 impl DiskManager for DiskAdapter {
-    fn free_space(&self, st: &ClientState, project: usize) -> [f64; 3] {
-        let whole = [st.host.disk_bytes; 3];
-        let Ok(mut g) = self.inner.try_borrow_mut() else {
-            return whole;
-        };
+    fn free_space(&self, v: &View, project: usize) -> PolicyResult<[f64; 3]> {
+        let mut g = self.borrow()?;
         let (inst, snap) = &mut *g;
-        if inst.poisoned.is_some() {
-            return whole;
-        }
-        let est = StaticEstimate;
-        let v = View::new(st, &est, st.now);
-        let view = match snap.build(&v) {
-            Ok(x) => x,
-            Err(e) => {
-                inst.poison(e);
-                return whole;
-            }
-        };
-        let mut out = whole;
+        let view = snap.build(v)?;
+        let mut out = [v.host().disk_bytes; 3];
         let mut eb = inst.errbuf();
         // SAFETY: as in `CpuAdapter::schedule`.
         let s = unsafe { (inst.table.free_space)(inst.state, &view, project, &mut out, &mut eb) };
-        if let Err(e) = inst.check(s, &eb, "free_space") {
-            inst.poison(e);
-            return whole;
-        }
-        out
+        inst.check(s, &eb, "free_space")?;
+        Ok(out)
     }
 
-    fn enforces(&self) -> bool {
-        let Ok(mut g) = self.inner.try_borrow_mut() else {
-            return false;
-        };
+    fn enforces(&self, _v: &View) -> PolicyResult<bool> {
+        let mut g = self.borrow()?;
         let inst = &mut g.0;
         let mut out = 0u8;
         let mut eb = inst.errbuf();
         // SAFETY: the state is live; `out` and `eb` are valid.
         let st = unsafe { (inst.table.enforces)(inst.state, &mut out, &mut eb) };
-        if let Err(e) = inst.check(st, &eb, "enforces") {
-            inst.poison(e);
-            return false;
-        }
-        out != 0
+        inst.check(st, &eb, "enforces")?;
+        Ok(out != 0)
     }
 
-    fn make_room(&mut self, st: &ClientState, project: usize, bytes: f64) -> DiskPlan {
-        let fallback = DiskPlan {
-            fits: true,
-            ..DiskPlan::default()
-        };
+    fn make_room(&mut self, v: &View, project: usize, bytes: f64) -> PolicyResult<DiskPlan> {
         let (inst, snap) = self.inner.get_mut();
         let Some(call) = disk_call!(inst.table, make_room) else {
-            return fallback;
+            return Ok(DiskPlan::default());
         };
         let files = &mut self.files;
-        DiskAdapter::with_views(inst, snap, files, st, "make_room", |inst, v, d, fs, eb| {
-            let mut out = fs.plan_out(st);
+        DiskAdapter::with_views(inst, snap, files, v, "make_room", |inst, av, d, fs, eb| {
+            let mut out = fs.plan_out(v);
             // SAFETY: as in `CpuAdapter::schedule`; the plan buffers hold
             // `jobs_cap` and `files_cap` ids.
-            let s = unsafe { call(inst.state, v, d, project, bytes, &mut out, eb) };
+            let s = unsafe { call(inst.state, av, d, project, bytes, &mut out, eb) };
             (s, fs.plan(&out))
         })
-        .unwrap_or(fallback)
     }
 
-    fn poll(&mut self, st: &ClientState) -> DiskPlan {
+    fn poll(&mut self, v: &View) -> PolicyResult<DiskPlan> {
         let (inst, snap) = self.inner.get_mut();
         let Some(call) = disk_call!(inst.table, poll) else {
-            return DiskPlan::default();
+            return Ok(DiskPlan::default());
         };
         let files = &mut self.files;
-        DiskAdapter::with_views(inst, snap, files, st, "poll", |inst, v, d, fs, eb| {
-            let mut out = fs.plan_out(st);
+        DiskAdapter::with_views(inst, snap, files, v, "poll", |inst, av, d, fs, eb| {
+            let mut out = fs.plan_out(v);
             // SAFETY: as in `make_room`.
-            let s = unsafe { call(inst.state, v, d, &mut out, eb) };
+            let s = unsafe { call(inst.state, av, d, &mut out, eb) };
             (s, fs.plan(&out))
         })
-        .unwrap_or_default()
     }
 
-    fn project_limit(&self, st: &ClientState, project: usize) -> Option<f64> {
-        let mut g = self.inner.try_borrow_mut().ok()?;
+    fn project_limit(&self, v: &View, project: usize) -> PolicyResult<Option<f64>> {
+        let mut g = self.borrow()?;
         let (inst, snap) = &mut *g;
-        let call = disk_call!(inst.table, project_limit)?;
+        let Some(call) = disk_call!(inst.table, project_limit) else {
+            return Ok(None);
+        };
         // `project_limit` takes `&self`: its own buffers for the files.
         let mut files = DiskSnapshot::default();
-        DiskAdapter::with_views(
+        let x = DiskAdapter::with_views(
             inst,
             snap,
             &mut files,
-            st,
+            v,
             "project_limit",
-            |inst, v, d, _, eb| {
+            |inst, av, d, _, eb| {
                 let mut out = f64::NAN;
                 // SAFETY: as in `free_space`.
-                let s = unsafe { call(inst.state, v, d, project, &mut out, eb) };
+                let s = unsafe { call(inst.state, av, d, project, &mut out, eb) };
                 (s, out)
             },
-        )
-        .filter(|x| !x.is_nan())
-    }
-
-    fn fault(&self) -> Option<PolicyError> {
-        self.inner.try_borrow().ok()?.0.fault()
+        )?;
+        Ok((!x.is_nan()).then_some(x))
     }
 }

@@ -1,0 +1,283 @@
+//! The client's side of scheduler RPCs: which RPC to make now (overdue
+//! results first, then the fetcher's request), its outcome (the project's
+//! servers up or down, back-off or success), and the report of finished
+//! jobs, which is where the figures of merit count them.
+
+use super::{live_view, SimError, Simulation};
+use crate::model::{Job, JobState};
+use crate::policy::{RpcReply, RscStatus, WorkRequest};
+use crate::registry::Family;
+use crate::rpc;
+use crate::time::{format_time, Time};
+use crate::timeline::TimelineRpc;
+
+/// At most this many RPCs in one step, so that a policy that keeps asking
+/// cannot loop for ever.
+pub(super) const MAX_RPCS_PER_STEP: usize = 32;
+
+impl Simulation {
+    pub(super) fn connection_blocked(&self, t: Time) -> bool {
+        let ci = self.st.connection_interval;
+        match self.st.last_rpc {
+            Some(l) if ci > 0.0 => t - l > 0.0 && t - l < ci,
+            _ => false,
+        }
+    }
+
+    /// The report trigger time of a finished job (BOINC's overdue results).
+    pub(super) fn report_due(&self, j: &Job) -> Time {
+        let cushion = rpc::REPORT_DEADLINE_CUSHION.max(self.st.prefs.work_buf_min);
+        (j.deadline - cushion).min(j.finished_at + rpc::REPORT_MAX_WAIT)
+    }
+
+    /// A project with overdue results that can be contacted now: the one with
+    /// the greatest resource debt (share / exponentially averaged CPU).
+    fn overdue_project(&self) -> Option<usize> {
+        let now = self.st.now;
+        let mut best: Option<(usize, f64)> = None;
+        for (p, pr) in self.st.projects.iter().enumerate() {
+            if !pr.rpc.contactable(now) {
+                continue;
+            }
+            let overdue = self.st.jobs.iter().any(|j| {
+                j.project == p && j.state == JobState::Finished && now >= self.report_due(j)
+            });
+            if overdue {
+                let d = rpc::resource_debt(pr.resource_share, pr.exp_avg_cpu);
+                if best.is_none_or(|(_, bd)| d > bd) {
+                    best = Some((p, d));
+                }
+            }
+        }
+        best.map(|(p, _)| p)
+    }
+
+    pub(super) fn rpc_loop(&mut self) -> Result<(), SimError> {
+        let now = self.st.now;
+        for _ in 0..MAX_RPCS_PER_STEP {
+            if self.connection_blocked(now) {
+                return Ok(());
+            }
+            let req = if let Some(p) = self.overdue_project() {
+                let v = live_view!(self);
+                let r = self.pol.fetch.piggyback(&v, p);
+                r.map_err(|e| self.policy_err(Family::Fetch, e))?
+                    .filter(|r| r.project == p)
+                    .unwrap_or_else(|| WorkRequest::report_only(p, self.st.host.nrsc()))
+            } else {
+                let v = live_view!(self);
+                let r = self.pol.fetch.request(&v);
+                match r.map_err(|e| self.policy_err(Family::Fetch, e))? {
+                    Some(r) => r,
+                    None => return Ok(()),
+                }
+            };
+            self.validate_request(&req)?;
+            {
+                let v = live_view!(self);
+                let r = self.pol.fetch.account(&v);
+                r.map_err(|e| self.policy_err(Family::Fetch, e))?;
+            }
+            let queue = self.st.jobs.len();
+            self.traced(|| {
+                format!(
+                    "t={now} rpc p={} req={} queue={queue}",
+                    req.project, req.work_req_seconds
+                )
+            });
+            let got_jobs = self.do_rpc(req)?;
+            let suspension_changed = self.st.disk.tracked && self.disk_poll()?;
+            if got_jobs || suspension_changed {
+                self.schedule()?;
+            }
+        }
+        self.log.push(
+            now,
+            "simulator",
+            &format!(
+                "{MAX_RPCS_PER_STEP} RPCs in one step; the rest of this step's requests were dropped"
+            ),
+        );
+        Ok(())
+    }
+
+    fn validate_request(&self, r: &WorkRequest) -> Result<(), SimError> {
+        let np = self.st.projects.len();
+        if r.project >= np {
+            return Err(self.invalid(
+                Family::Fetch,
+                format!("project {} does not exist ({} projects)", r.project, np),
+            ));
+        }
+        if !self.st.projects[r.project].rpc.contactable(self.st.now) {
+            return Err(self.invalid(
+                Family::Fetch,
+                format!(
+                    "project `{}` is backed off until {}",
+                    self.st.projects[r.project].name,
+                    format_time(self.st.projects[r.project].rpc.min_rpc_time)
+                ),
+            ));
+        }
+        if r.rsc.len() != self.st.host.nrsc() {
+            return Err(self.invalid(
+                Family::Fetch,
+                format!(
+                    "{} resource requests for {} resources",
+                    r.rsc.len(),
+                    self.st.host.nrsc()
+                ),
+            ));
+        }
+        let bad = |x: f64| !x.is_finite() || x < 0.0;
+        if bad(r.work_req_seconds)
+            || r.rsc
+                .iter()
+                .any(|x| bad(x.req_seconds) || bad(x.req_ninstances))
+        {
+            return Err(self.invalid(
+                Family::Fetch,
+                "a requested amount is negative or not a number".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// One scheduler RPC; returns whether jobs arrived.
+    fn do_rpc(&mut self, req: WorkRequest) -> Result<bool, SimError> {
+        let now = self.st.now;
+        let p = req.project;
+        self.st.last_rpc = Some(now);
+        self.st.projects[p].rpc.last_rpc = Some(now);
+        let nrsc = self.st.host.nrsc();
+        let mut reply = RpcReply {
+            project: p,
+            request: req,
+            reached: false,
+            jobs: vec![0; nrsc],
+            rsc_status: vec![RscStatus::Unknown; nrsc],
+        };
+        let project_up = self.servers.project_up(p, now);
+        if self.st.projects[p].rpc.master_fetch_pending {
+            // Re-read the master file (the scheduler list) first.
+            self.st.projects[p].rpc.master_fetched(project_up);
+        }
+        let reached = project_up
+            && !self.st.projects[p].rpc.master_fetch_pending
+            && self.servers.some_scheduler_up(p, now);
+        if let Some(tl) = &mut self.timeline {
+            tl.rpcs.push(TimelineRpc {
+                time: now,
+                project: p,
+                reached,
+                jobs: 0,
+            });
+        }
+        if !reached {
+            self.st.projects[p].stats.rpc_failures += 1;
+            self.st.projects[p].rpc.backoff(now, &mut self.backoff_rng);
+            let v = live_view!(self);
+            let r = self.pol.fetch.on_reply(&v, &reply);
+            r.map_err(|e| self.policy_err(Family::Fetch, e))?;
+            return Ok(false);
+        }
+        reply.reached = true;
+        self.st.projects[p].stats.rpcs += 1;
+        self.report_finished(p, now);
+        let wants_work = reply.request.wants_work();
+        let njobs = if wants_work {
+            self.send_work(&reply.request, &mut reply.jobs)?
+        } else {
+            0
+        };
+        if let Some(tl) = &mut self.timeline {
+            if let Some(last) = tl.rpcs.last_mut() {
+                last.jobs = njobs;
+            }
+        }
+        if self.st.projects[p].reports_resource_support {
+            for (r, status) in reply.rsc_status.iter_mut().enumerate() {
+                *status = if reply.jobs[r] > 0 {
+                    RscStatus::WorkReturned
+                } else if self.st.projects[p].has_rsc_apps[r] {
+                    RscStatus::NoWorkButSupported
+                } else {
+                    RscStatus::NotSupported
+                };
+            }
+        }
+        let empty = wants_work && njobs == 0;
+        let backoff = {
+            let v = live_view!(self);
+            self.pol.fetch.backoff_on_empty_reply(&v)
+        };
+        if empty && backoff.map_err(|e| self.policy_err(Family::Fetch, e))? {
+            self.st.projects[p].rpc.backoff(now, &mut self.backoff_rng);
+        } else {
+            let delay = self.servers.request_delay[p];
+            self.st.projects[p].rpc.succeeded(now, delay);
+        }
+        let v = live_view!(self);
+        let r = self.pol.fetch.on_reply(&v, &reply);
+        r.map_err(|e| self.policy_err(Family::Fetch, e))?;
+        if njobs > 0 {
+            self.reschedule = true;
+        }
+        Ok(njobs > 0)
+    }
+
+    /// The RPC reports `p`'s finished jobs: on time (used) or late or failed
+    /// (wasted), judged now, as both BOINC simulators do.
+    fn report_finished(&mut self, p: usize, now: Time) {
+        let mut reported = 0;
+        for j in self
+            .st
+            .jobs
+            .iter()
+            .filter(|j| j.project == p && j.state == JobState::Finished)
+        {
+            let secs = j.seconds_this_run();
+            let flops = secs * j.peak_flops(&self.st.host);
+            let late = now > j.deadline;
+            let wasted = j.failed || late;
+            let s = &mut self.st.projects[p].stats;
+            if j.failed {
+                s.jobs_failed += 1;
+            } else if late {
+                s.jobs_late += 1;
+            } else {
+                s.jobs_on_time += 1;
+            }
+            if wasted {
+                s.flops_wasted += flops;
+            } else {
+                s.flops_used += flops;
+            }
+            for r in 0..self.st.host.nrsc() {
+                s.busy_seconds[r] += j.instances(r) * secs;
+            }
+            self.acc.reported(&self.st, j, wasted);
+            if let Some(tl) = &mut self.timeline {
+                tl.reported(j.id, now, late && !j.failed);
+            }
+            reported += 1;
+        }
+        if reported > 0 {
+            self.acc.jobs_reported += reported;
+            let mut i = 0;
+            let done_step = &mut self.done_step;
+            self.st.jobs.retain(|j| {
+                let keep = !(j.project == p && j.state == JobState::Finished);
+                if !keep {
+                    done_step.remove(i);
+                } else {
+                    i += 1;
+                }
+                keep
+            });
+            if self.st.disk.tracked {
+                self.release_files(p, now);
+            }
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! The files on the host, for a disk manager that enforces limits: a job's
+//! input written when it arrives and its output when it finishes (each
+//! after `make_room`), files released when their job is reported, and the
+//! manager's `poll` after every change, which may suspend computation.
+
+use super::{live_view, SimError, Simulation};
+use crate::model::{FileInfo, FileKind, P_LOW};
+use crate::policy::DiskPlan;
+use crate::registry::Family;
+use crate::time::Time;
+
+/// The simulator's side of the disk: what changed since the last poll and
+/// the figures of the report.
+#[derive(Default)]
+pub(super) struct DiskBook {
+    /// Files changed since the last poll.
+    pub dirty: bool,
+    /// Jobs that finished and whose output is still to be written.
+    pub outputs_pending: Vec<u64>,
+    pub bytes_deleted: f64,
+    /// Jobs a server withheld for lack of space.
+    pub jobs_refused: u64,
+    suspended_since: Option<Time>,
+    pub suspended_seconds: f64,
+    pub peak: f64,
+    pub peak_project: Vec<f64>,
+}
+
+impl DiskBook {
+    /// At the end of the run: a suspension still on counts until then.
+    pub fn end_suspension(&mut self, now: Time) {
+        if let Some(t0) = self.suspended_since.take() {
+            self.suspended_seconds += now - t0;
+        }
+    }
+}
+
+impl Simulation {
+    /// After a report: outputs and non-sticky inputs of `p`'s jobs that left
+    /// the host are deleted (the server has them); sticky inputs stay.
+    pub(super) fn release_files(&mut self, p: usize, now: Time) {
+        let jobs = &self.st.jobs;
+        let gone = |f: &FileInfo| {
+            f.project == p
+                && f.job
+                    .is_some_and(|id| jobs.binary_search_by_key(&id, |j| j.id).is_err())
+        };
+        let mut changed = false;
+        self.st.disk.files.retain_mut(|f| {
+            if !gone(f) {
+                return true;
+            }
+            changed = true;
+            if f.kind == FileKind::Input && f.sticky {
+                f.job = None;
+                f.last_used = now;
+                true
+            } else {
+                false
+            }
+        });
+        self.disk.dirty |= changed;
+    }
+
+    /// Writes a job's input file on arrival, making room first.
+    pub(super) fn add_input_file(
+        &mut self,
+        p: usize,
+        a: usize,
+        job: u64,
+        now: Time,
+        make_room: bool,
+    ) -> Result<(), SimError> {
+        if !self.st.disk.tracked {
+            return Ok(());
+        }
+        let app = &self.st.projects[p].apps[a];
+        let f = FileInfo {
+            id: 0,
+            project: p,
+            kind: FileKind::Input,
+            bytes: app.input_bytes,
+            job: Some(job),
+            sticky: app.sticky_input,
+            priority: if app.sticky_input {
+                app.sticky_priority
+            } else {
+                P_LOW
+            },
+            created: now,
+            last_used: now,
+            expires: now + app.sticky_expiry,
+        };
+        self.write_file(f, make_room)
+    }
+
+    /// Writes a file, after the deletions the disk manager asks for to make
+    /// room.
+    fn write_file(&mut self, f: FileInfo, make_room: bool) -> Result<(), SimError> {
+        if f.bytes <= 0.0 {
+            return Ok(());
+        }
+        if make_room {
+            let plan = {
+                let v = live_view!(self);
+                self.pol.disk.make_room(&v, f.project, f.bytes)
+            };
+            let plan = plan.map_err(|e| self.policy_err(Family::Disk, e))?;
+            self.apply_disk_plan(&plan)?;
+        }
+        self.st.add_file(f);
+        self.disk.dirty = true;
+        Ok(())
+    }
+
+    /// The outputs of jobs that finished since the last step.
+    pub(super) fn write_outputs(&mut self) -> Result<(), SimError> {
+        let pending = std::mem::take(&mut self.disk.outputs_pending);
+        let mut result = Ok(());
+        for &id in &pending {
+            let Some(j) = self.st.job(id) else { continue };
+            let (p, a, at) = (j.project, j.app, j.finished_at);
+            for f in self.st.disk.files.iter_mut() {
+                if f.job == Some(id) {
+                    f.last_used = at;
+                }
+            }
+            let app = &self.st.projects[p].apps[a];
+            let f = FileInfo {
+                id: 0,
+                project: p,
+                kind: FileKind::Output,
+                bytes: app.output_bytes,
+                job: Some(id),
+                sticky: false,
+                priority: P_LOW,
+                created: at,
+                last_used: at,
+                expires: at + app.sticky_expiry,
+            };
+            result = self.write_file(f, true);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.disk.outputs_pending = pending;
+        self.disk.outputs_pending.clear();
+        result
+    }
+
+    /// Applies a disk manager's deletions after checking them.
+    fn apply_disk_plan(&mut self, plan: &DiskPlan) -> Result<(), SimError> {
+        for &id in &plan.delete_jobs {
+            let Ok(i) = self.st.jobs.binary_search_by_key(&id, |j| j.id) else {
+                return Err(self.invalid(Family::Disk, format!("job {id} is not on the host")));
+            };
+            if !self.st.job_deletable(&self.st.jobs[i]) {
+                return Err(self.invalid(
+                    Family::Disk,
+                    format!("job {id} has started or finished and cannot be deleted"),
+                ));
+            }
+            let j = self.st.jobs.remove(i);
+            self.done_step.remove(i);
+            // Finished jobs not yet handled are kept by index.
+            for x in self.finished_now.iter_mut().filter(|x| **x > i) {
+                *x -= 1;
+            }
+            self.acc.jobs_discarded += 1;
+            self.reschedule = true;
+            for f in self.st.disk.files.iter_mut() {
+                if f.job == Some(id) {
+                    f.job = None;
+                }
+            }
+            let msg = format!(
+                "deleted queued job {id} of project `{}` to free space",
+                self.st.projects[j.project].name
+            );
+            self.log.push(self.st.now, "disk", &msg);
+        }
+        for &id in &plan.delete_files {
+            let Ok(i) = self.st.disk.files.binary_search_by_key(&id, |f| f.id) else {
+                return Err(self.invalid(Family::Disk, format!("file {id} is not on the host")));
+            };
+            if self.st.file_referenced(&self.st.disk.files[i]) {
+                return Err(self.invalid(
+                    Family::Disk,
+                    format!("file {id} is referenced by a job on the host and cannot be deleted"),
+                ));
+            }
+            let f = self.st.disk.files.remove(i);
+            let now = self.st.now;
+            self.traced(|| {
+                format!(
+                    "t={now} disk delete p={} file={} {:?} bytes={} prio={}",
+                    f.project, f.id, f.kind, f.bytes, f.priority
+                )
+            });
+            self.disk.bytes_deleted += f.bytes;
+            self.disk.dirty = true;
+        }
+        Ok(())
+    }
+
+    /// `data_manager_poll` after files changed; returns whether computation
+    /// was suspended or resumed.
+    pub(super) fn disk_poll(&mut self) -> Result<bool, SimError> {
+        if !self.disk.dirty {
+            return Ok(false);
+        }
+        self.disk.dirty = false;
+        let plan = {
+            let v = live_view!(self);
+            self.pol.disk.poll(&v)
+        };
+        let plan = plan.map_err(|e| self.policy_err(Family::Disk, e))?;
+        self.apply_disk_plan(&plan)?;
+        self.disk.dirty = false;
+        let d = &self.st.disk;
+        let used = d.usage();
+        self.disk.peak = self.disk.peak.max(used);
+        for (p, peak) in self.disk.peak_project.iter_mut().enumerate() {
+            *peak = peak.max(d.project_usage(p));
+        }
+        let now = self.st.now;
+        if plan.suspend == d.suspended {
+            return Ok(false);
+        }
+        self.st.disk.suspended = plan.suspend;
+        if plan.suspend {
+            self.disk.suspended_since = Some(now);
+            let msg = format!(
+                "BOINC uses {:.3} GB, more than the {:.3} GB the user allows, and nothing more can be deleted: computation suspended",
+                used / 1e9,
+                self.st.disk.total_limit / 1e9
+            );
+            self.log.push(now, "disk", &msg);
+        } else {
+            self.disk.end_suspension(now);
+            let msg = format!(
+                "usage {:.3} GB is within the limit again: computation resumed",
+                used / 1e9
+            );
+            self.log.push(now, "disk", &msg);
+        }
+        Ok(true)
+    }
+}

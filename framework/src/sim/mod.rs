@@ -1,0 +1,302 @@
+//! The one shared simulator of a host attached to several projects.
+//!
+//! Time moves in steps of `step_seconds` (the paper's delta); every decision
+//! falls on a step boundary, as in BOINC's client simulator. The simulator is
+//! event-driven: it jumps from one step where something can happen to the
+//! next (a job finishes, the host comes or goes, a scheduling period ends, a
+//! back-off expires, a result becomes overdue, the work fetcher first wants
+//! work). [`Stepping::FixedStep`] visits every step instead.
+//!
+//! Job progress is kept as "left at `since`, advancing at `speed`", so the
+//! arithmetic of a job is the same whether the steps between two of its
+//! events are visited or jumped.
+//!
+//! The files of this module, one job each: `progress` (running jobs and the
+//! host's availability between steps), `accounts` (the FLOPs that the
+//! figures of merit count), `schedule` (the CPU scheduler's run list,
+//! validated and applied), `client_rpc` (when the client makes which RPC,
+//! and the reports), `server` (the project's feeder and sender, new jobs),
+//! `disk` (the files), `events` (the next step to visit), `report` (the
+//! figures of merit at the end).
+
+mod accounts;
+mod arrivals;
+mod client_rpc;
+mod disk;
+mod events;
+mod progress;
+mod report;
+mod schedule;
+mod server;
+
+use crate::availability::OnOffProcess;
+use crate::log::RunLog;
+use crate::model::ClientState;
+use crate::policy::{PolicyError, PolicySet, RunList};
+use crate::registry::Family;
+use crate::rng::{stream, SimRng};
+use crate::scenario::Scenario;
+use crate::time::{format_time, Clock, Time};
+use crate::timeline::Timeline;
+use accounts::Accounts;
+use disk::DiskBook;
+use server::Servers;
+use std::fmt;
+
+pub use crate::metrics::RunReport;
+
+/// How the simulator moves through time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stepping {
+    /// Jump between steps where something can happen (the default).
+    #[default]
+    EventDriven,
+    /// Visit every step, like BOINC's simulator; for cross-checks.
+    FixedStep,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SimOptions {
+    pub stepping: Stepping,
+    pub timeline: bool,
+    /// Override the scenario's seed.
+    pub seed: Option<u64>,
+    /// Keep a trace of the simulator's actions (RPCs, deletions) in
+    /// [`RunOutput::trace`].
+    pub trace: bool,
+}
+
+/// A run that could not finish: a policy's error or invalid decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimError {
+    pub time: Time,
+    /// The family and name of the policy at fault, if a policy is.
+    pub policy: Option<(Family, String)>,
+    pub message: String,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at simulated time {}", format_time(self.time))?;
+        if let Some((fam, name)) = &self.policy {
+            write!(f, ", {fam} policy `{name}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// The outcome of a run: the report, and the timeline when asked for.
+pub struct RunOutput {
+    pub report: RunReport,
+    pub timeline: Option<Timeline>,
+    /// Messages for the user (suspensions, refusals, policies' lines), in
+    /// time order.
+    pub log: Vec<String>,
+    /// The simulator's actions, when [`SimOptions::trace`] asked for them.
+    pub trace: Vec<String>,
+    /// Steps at which the simulator did work (for benchmarks and tests).
+    pub steps_visited: u64,
+}
+
+/// A view of the current step that writes to the run's log. A macro, so
+/// that it borrows only the fields it reads and a policy of another field
+/// can be called with it.
+macro_rules! live_view {
+    ($sim:expr) => {
+        $crate::view::View::new(&$sim.st, $sim.pol.estimate.as_ref(), $sim.st.now).live(&$sim.log)
+    };
+}
+pub(crate) use live_view;
+
+pub struct Simulation {
+    st: ClientState,
+    pol: PolicySet,
+    policy_name: String,
+    scenario_name: String,
+    seed: u64,
+    opts: SimOptions,
+    clock: Clock,
+    /// The step being visited.
+    k: u64,
+    /// The step up to which progress and accounts are settled.
+    mark_k: u64,
+    host: OnOffProcess,
+    /// The next step at which the host comes or goes.
+    host_flip: Option<u64>,
+    servers: Servers,
+    backoff_rng: SimRng,
+    acc: Accounts,
+    /// The CPU scheduler must run at this step (jobs finished or arrived).
+    reschedule: bool,
+    /// Per job (same order as `st.jobs`): the step at which it finishes if it
+    /// keeps running, or [`crate::time::NEVER`].
+    done_step: Vec<u64>,
+    /// Jobs (indices) that finished at this step and are not yet handled.
+    finished_now: Vec<usize>,
+    runlist: RunList,
+    timeline: Option<Timeline>,
+    log: RunLog,
+    trace: Vec<String>,
+    steps_visited: u64,
+    disk: DiskBook,
+}
+
+impl Simulation {
+    pub fn new(
+        scn: &Scenario,
+        pol: PolicySet,
+        policy_name: &str,
+        opts: SimOptions,
+    ) -> Result<Simulation, SimError> {
+        let seed = opts.seed.unwrap_or(scn.seed);
+        let mut st = ClientState::new(scn);
+        st.seed = seed;
+        let nrsc = st.host.nrsc();
+        let clock = Clock::new(scn.duration_days * 86400.0, scn.step_seconds);
+        let mut host = OnOffProcess::new(
+            scn.host.availability.fraction,
+            scn.host.availability.mean_on_seconds,
+            stream(seed, "host-availability", 0),
+        );
+        let host_flip = host.next_flip_step(0, clock.dt);
+        let mut sim = Simulation {
+            st,
+            pol,
+            policy_name: policy_name.to_string(),
+            scenario_name: scn.name.clone(),
+            seed,
+            clock,
+            k: 0,
+            mark_k: 0,
+            host,
+            host_flip,
+            servers: Servers::new(scn, seed),
+            backoff_rng: stream(seed, "backoff", 0),
+            acc: Accounts::new(nrsc),
+            reschedule: true,
+            done_step: Vec::new(),
+            finished_now: Vec::new(),
+            runlist: RunList::default(),
+            timeline: opts.timeline.then(Timeline::default),
+            log: RunLog::default(),
+            trace: Vec::new(),
+            steps_visited: 0,
+            disk: DiskBook::default(),
+            opts,
+        };
+        let enforces = {
+            let v = live_view!(sim);
+            sim.pol.disk.enforces(&v)
+        };
+        if enforces.map_err(|e| sim.policy_err(Family::Disk, e))? {
+            sim.st.track_files(scn);
+            sim.disk.dirty = true;
+            sim.disk.peak_project = vec![0.0; sim.st.projects.len()];
+        }
+        sim.add_initial_jobs(scn)?;
+        sim.done_step = vec![crate::time::NEVER; sim.st.jobs.len()];
+        Ok(sim)
+    }
+
+    fn time(&self, k: u64) -> Time {
+        self.clock.time(k)
+    }
+
+    /// The error of a policy of `fam`; the family the error names itself
+    /// (an estimator's error met inside a scheduler) wins.
+    fn policy_err(&self, fam: Family, e: PolicyError) -> SimError {
+        let fam = e.family.unwrap_or(fam);
+        SimError {
+            time: self.st.now,
+            policy: Some((fam, self.pol.names[fam.index()].clone())),
+            message: e.message,
+        }
+    }
+
+    fn invalid(&self, fam: Family, msg: String) -> SimError {
+        SimError {
+            time: self.st.now,
+            policy: Some((fam, self.pol.names[fam.index()].clone())),
+            message: format!("invalid decision: {msg}"),
+        }
+    }
+
+    fn broken(&self, message: String) -> SimError {
+        SimError {
+            time: self.st.now,
+            policy: None,
+            message,
+        }
+    }
+
+    /// Runs to the end and reports.
+    pub fn run(mut self) -> Result<RunOutput, SimError> {
+        loop {
+            self.step(self.k)?;
+            self.steps_visited += 1;
+            if cfg!(debug_assertions) {
+                self.check_invariants().map_err(|m| self.broken(m))?;
+            }
+            let next = self.next_event_step()?;
+            if next >= self.clock.nsteps {
+                break;
+            }
+            self.k = next;
+        }
+        self.settle(self.clock.nsteps);
+        self.st.now = self.time(self.clock.nsteps);
+        self.disk.end_suspension(self.st.now);
+        self.close_timeline();
+        self.check_invariants().map_err(|m| self.broken(m))?;
+        let report = self.report()?;
+        Ok(RunOutput {
+            report,
+            timeline: self.timeline,
+            log: self.log.into_lines(),
+            trace: self.trace,
+            steps_visited: self.steps_visited,
+        })
+    }
+
+    /// Everything that happens at the boundary of step `k`.
+    fn step(&mut self, k: u64) -> Result<(), SimError> {
+        let t = self.time(k);
+        self.settle(k);
+        self.st.now = t;
+        if self.host_flip == Some(k) {
+            self.flip_host(k);
+        }
+        if self.st.disk.tracked {
+            self.write_outputs()?;
+            if self.disk_poll()? {
+                self.reschedule = true;
+            }
+        }
+        if !self.st.host_on {
+            return Ok(());
+        }
+        self.after_completions()?;
+        if self.reschedule || t - self.st.last_schedule >= self.st.prefs.sched_period {
+            self.schedule()?;
+        }
+        self.rpc_loop()
+    }
+
+    fn traced(&mut self, line: impl FnOnce() -> String) {
+        if self.opts.trace {
+            self.trace.push(line());
+        }
+    }
+}
+
+/// Runs a scenario under a policy set.
+pub fn run(
+    scn: &Scenario,
+    pol: PolicySet,
+    policy_name: &str,
+    opts: SimOptions,
+) -> Result<RunOutput, SimError> {
+    Simulation::new(scn, pol, policy_name, opts)?.run()
+}

@@ -1,0 +1,173 @@
+//! The end of a run: the timeline closed, the invariants checked, the
+//! figures of merit computed (formulas in `metrics`).
+
+use super::{SimError, Simulation};
+use crate::metrics::{self, DiskMetrics, Metrics, ProjectMetrics, ResourceMetrics, RunReport};
+use crate::model::JobState;
+use crate::registry::Family;
+use crate::time::Time;
+
+impl Simulation {
+    pub(super) fn close_segments(&mut self, t: Time) {
+        if let Some(tl) = &mut self.timeline {
+            for j in self.st.jobs.iter().filter(|j| j.state == JobState::Running) {
+                tl.end_segment(j.id, t);
+            }
+        }
+    }
+
+    pub(super) fn close_timeline(&mut self) {
+        let t = self.st.now;
+        self.close_segments(t);
+        if let Some(tl) = &mut self.timeline {
+            if let Some(last) = tl.host_off.last_mut() {
+                if last.1.is_infinite() {
+                    last.1 = t;
+                }
+            }
+            tl.finish(&self.st);
+        }
+    }
+
+    /// The accounting invariant (see `accounts`).
+    pub(super) fn check_invariants(&self) -> Result<(), String> {
+        self.acc.check(&self.st)
+    }
+
+    /// The disk manager's limit of each project, for the report.
+    fn project_limits(&self) -> Result<Vec<Option<f64>>, SimError> {
+        let v = super::live_view!(self);
+        (0..self.st.projects.len())
+            .map(|p| {
+                let l = self
+                    .pol
+                    .disk
+                    .project_limit(&v, p)
+                    .map_err(|e| self.policy_err(Family::Disk, e))?;
+                match l {
+                    Some(x) if !(x.is_finite() && x >= 0.0) => Err(self.invalid(
+                        Family::Disk,
+                        format!("limit {x} bytes for project {p} (must be finite, 0 or more)"),
+                    )),
+                    _ => Ok(l),
+                }
+            })
+            .collect()
+    }
+
+    pub(super) fn report(&self) -> Result<RunReport, SimError> {
+        let limits = if self.st.disk.tracked {
+            self.project_limits()?
+        } else {
+            vec![None; self.st.projects.len()]
+        };
+        let host = &self.st.host;
+        let nrsc = host.nrsc();
+        let acc = &self.acc;
+        let used: f64 = acc.used_flops.iter().sum();
+        let wasted: f64 = acc.wasted_flops.iter().sum();
+        let idle: f64 = acc.idle_flops.iter().sum();
+        let total = used + wasted + idle;
+        let flops: Vec<f64> = self
+            .st
+            .projects
+            .iter()
+            .map(|p| p.stats.flops_used + p.stats.flops_wasted)
+            .collect();
+        let shares: Vec<f64> = self.st.projects.iter().map(|p| p.resource_share).collect();
+        let dt3 = self.clock.dt.powi(3);
+        let q: Vec<f64> = self
+            .st
+            .projects
+            .iter()
+            .map(|p| p.stats.q_steps as f64 * dt3)
+            .collect();
+        let on_time: u64 = self.st.projects.iter().map(|p| p.stats.jobs_on_time).sum();
+        let late: u64 = self.st.projects.iter().map(|p| p.stats.jobs_late).sum();
+        let failed: u64 = self.st.projects.iter().map(|p| p.stats.jobs_failed).sum();
+        let rpcs: u64 = self.st.projects.iter().map(|p| p.stats.rpcs).sum();
+        let r6 = metrics::round6;
+        let m = Metrics {
+            idleness: r6(metrics::ratio(idle, total)),
+            waste: r6(metrics::ratio(wasted, total)),
+            share_violation: r6(metrics::share_violation(&flops, &shares)),
+            monotony: r6(metrics::monotony(
+                &q,
+                acc.on_seconds,
+                self.st.prefs.sched_period,
+            )),
+            rpcs,
+            rpcs_per_job: r6(metrics::ratio(
+                rpcs as f64,
+                (on_time + late + failed) as f64,
+            )),
+            jobs_on_time: on_time,
+            jobs_late: late,
+        };
+        let mut resources = serde_json::Map::new();
+        for r in 0..nrsc {
+            let t = acc.used_flops[r] + acc.wasted_flops[r] + acc.idle_flops[r];
+            let rm = ResourceMetrics {
+                idleness: r6(metrics::ratio(acc.idle_flops[r], t)),
+                flops_used: r6(acc.used_flops[r]),
+                flops_wasted: r6(acc.wasted_flops[r]),
+                flops_idle: r6(acc.idle_flops[r]),
+            };
+            resources.insert(
+                host.rsc_name(r).to_string(),
+                serde_json::to_value(rm).expect("plain data"),
+            );
+        }
+        let total_f: f64 = flops.iter().sum();
+        let total_share: f64 = shares.iter().sum();
+        let projects = self
+            .st
+            .projects
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut usage = serde_json::Map::new();
+                for r in 0..nrsc {
+                    let all: f64 = self.st.projects.iter().map(|q| q.usage[r]).sum();
+                    usage.insert(
+                        host.rsc_name(r).to_string(),
+                        serde_json::json!(r6(metrics::ratio(p.usage[r], all))),
+                    );
+                }
+                ProjectMetrics {
+                    name: p.name.clone(),
+                    share: r6(p.resource_share / total_share),
+                    flops: r6(flops[i]),
+                    flops_fraction: r6(metrics::ratio(flops[i], total_f)),
+                    usage,
+                    jobs_on_time: p.stats.jobs_on_time,
+                    jobs_late: p.stats.jobs_late,
+                    jobs_failed: p.stats.jobs_failed,
+                    rpcs: p.stats.rpcs,
+                    disk_limit_gb: limits[i].map(|b| r6(b / 1e9)),
+                    disk_peak_gb: self
+                        .st
+                        .disk
+                        .tracked
+                        .then(|| r6(self.disk.peak_project[i] / 1e9)),
+                }
+            })
+            .collect();
+        let disk = self.st.disk.tracked.then(|| DiskMetrics {
+            limit_gb: r6(self.st.disk.total_limit / 1e9),
+            peak_used_gb: r6(self.disk.peak / 1e9),
+            bytes_deleted: self.disk.bytes_deleted.round(),
+            jobs_refused: self.disk.jobs_refused,
+            suspended_hours: r6(self.disk.suspended_seconds / 3600.0),
+        });
+        Ok(RunReport {
+            scenario: self.scenario_name.clone(),
+            policy: self.policy_name.clone(),
+            seed: self.seed,
+            metrics: m,
+            resources,
+            projects,
+            disk,
+        })
+    }
+}

@@ -1,0 +1,260 @@
+//! The projects' side of a scheduler RPC: whether a project's servers are
+//! up, and the feeder that offers the sender candidate jobs until the
+//! sender's reply is complete. The jobs sent then arrive on the host
+//! (`arrivals`).
+
+use super::{SimError, Simulation};
+use crate::availability::OnOffProcess;
+use crate::policy::{Candidate, ReportedJob, ServerRequest, Verdict, WorkRequest};
+use crate::registry::Family;
+use crate::rng::{stream, SimRng};
+use crate::scenario::Scenario;
+use crate::view::View;
+use rand::Rng;
+
+/// At most this many jobs in one reply.
+pub(super) const MAX_JOBS_PER_REPLY: usize = 2000;
+
+/// Every project's servers: up/down processes, the job streams, the delay
+/// each asks between RPCs, and the scratch of the sender's loop.
+pub(super) struct Servers {
+    project: Vec<OnOffProcess>,
+    schedulers: Vec<Vec<OnOffProcess>>,
+    pub job_rng: Vec<SimRng>,
+    pub request_delay: Vec<f64>,
+    workload: Vec<ReportedJob>,
+    pub sent: Vec<Candidate>,
+}
+
+impl Servers {
+    pub fn new(scn: &Scenario, seed: u64) -> Servers {
+        let project = scn
+            .projects
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                OnOffProcess::new(
+                    p.availability.fraction,
+                    p.availability.mean_up_hours * 3600.0,
+                    stream(seed, "project-availability", i as u64),
+                )
+            })
+            .collect();
+        let schedulers = scn
+            .projects
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.schedulers
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| {
+                        OnOffProcess::new(
+                            s.availability.fraction,
+                            s.availability.mean_up_hours * 3600.0,
+                            stream(
+                                seed,
+                                "scheduler-availability",
+                                ((i as u64) << 16) | j as u64,
+                            ),
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+        Servers {
+            project,
+            schedulers,
+            job_rng: (0..scn.projects.len())
+                .map(|i| stream(seed, "jobs", i as u64))
+                .collect(),
+            request_delay: scn
+                .projects
+                .iter()
+                .map(|p| p.request_delay_seconds)
+                .collect(),
+            workload: Vec::new(),
+            sent: Vec::new(),
+        }
+    }
+
+    /// The project's servers are up at `t`.
+    pub fn project_up(&mut self, p: usize, t: f64) -> bool {
+        self.project[p].state_at(t)
+    }
+
+    /// Some scheduler URL of `p` answers at `t`, tried in order (none listed:
+    /// one that is up with the project).
+    pub fn some_scheduler_up(&mut self, p: usize, t: f64) -> bool {
+        let s = &mut self.schedulers[p];
+        s.is_empty() || s.iter_mut().any(|s| s.state_at(t))
+    }
+}
+
+impl Simulation {
+    /// The host's jobs as a scheduler request lists them, with the client's
+    /// remaining estimates.
+    fn workload(&mut self) -> Result<Vec<ReportedJob>, SimError> {
+        let mut workload = std::mem::take(&mut self.servers.workload);
+        workload.clear();
+        let v = View::new(&self.st, self.pol.estimate.as_ref(), self.st.now);
+        for j in self.st.jobs.iter().filter(|j| j.is_runnable()) {
+            let rem = v
+                .remaining_seconds(j)
+                .map_err(|e| self.policy_err(Family::Estimate, e))?;
+            workload.push(ReportedJob {
+                project: j.project,
+                rsc: j.rsc(),
+                cpus: j.cpus,
+                gpu_count: j.gpu.map_or(0.0, |g| g.1),
+                deadline: j.deadline,
+                remaining_seconds: rem,
+            });
+        }
+        Ok(workload)
+    }
+
+    /// The server side of an RPC: the feeder offers candidates, the sender
+    /// picks; the jobs sent arrive. Returns how many.
+    pub(super) fn send_work(
+        &mut self,
+        req: &WorkRequest,
+        jobs: &mut [u32],
+    ) -> Result<u32, SimError> {
+        let now = self.st.now;
+        let p = req.project;
+        let pr = &self.st.projects[p];
+        let eligible: Vec<usize> = (0..pr.apps.len())
+            .filter(|&a| {
+                pr.apps[a].runs_on_host()
+                    && pr.apps[a].weight > 0.0
+                    && req.asks_for(pr.apps[a].rsc())
+            })
+            .collect();
+        if eligible.is_empty() {
+            return Ok(0);
+        }
+        let workload = self.workload()?;
+        let (dcf, free) = {
+            let v = super::live_view!(self);
+            let dcf = v
+                .correction(p)
+                .map_err(|e| self.policy_err(Family::Estimate, e))?;
+            let free = self
+                .pol
+                .disk
+                .free_space(&v, p)
+                .map_err(|e| self.policy_err(Family::Disk, e))?;
+            (dcf, free)
+        };
+        if let Some(x) = free.iter().find(|x| x.is_nan() || **x < 0.0) {
+            return Err(self.invalid(
+                Family::Disk,
+                format!("free space {x} bytes for project {p} (must be a number, 0 or more)"),
+            ));
+        }
+        let pr = &self.st.projects[p];
+        let total_w: f64 = eligible.iter().map(|&a| pr.apps[a].weight).sum();
+        let sreq = ServerRequest {
+            now,
+            project: p,
+            project_name: &pr.name,
+            latency_bound: pr.latency_bound,
+            host: &self.st.host,
+            request: req,
+            dcf,
+            work_buf_min: self.st.prefs.work_buf_min,
+            workload: &workload,
+            free_bytes: free,
+        };
+        // With an enforcing disk manager the server makes passes against the
+        // three free-space amounts: the next only when the last sent nothing
+        // and withheld something for lack of space; the third only for a
+        // project that deletes from itself.
+        let enforce = self.st.disk.tracked;
+        let npasses = match (enforce, pr.delete_from_self) {
+            (false, _) => 1,
+            (true, false) => 2,
+            (true, true) => 3,
+        };
+        let smallest = eligible
+            .iter()
+            .map(|&a| pr.apps[a].input_bytes + pr.apps[a].output_bytes)
+            .fold(f64::INFINITY, f64::min);
+        let mut sent = std::mem::take(&mut self.servers.sent);
+        let mut result = Ok(());
+        let mut refused = 0u64;
+        for &budget in free.iter().take(npasses) {
+            sent.clear();
+            refused = 0;
+            let mut used = 0.0;
+            let mut skips = 0;
+            let max_skips = 2 * eligible.len() + 2;
+            let rng = &mut self.servers.job_rng[p];
+            while sent.len() < MAX_JOBS_PER_REPLY {
+                let mut x = rng.gen::<f64>() * total_w;
+                let mut a = *eligible.last().expect("non-empty");
+                for &e in &eligible {
+                    x -= pr.apps[e].weight;
+                    if x < 0.0 {
+                        a = e;
+                        break;
+                    }
+                }
+                let app = &pr.apps[a];
+                let speed = app.speed(&self.st.host);
+                let cand = Candidate {
+                    app: a,
+                    rsc: app.rsc(),
+                    cpus: app.cpus,
+                    gpu_count: app.gpu.map_or(0.0, |g| g.1),
+                    flops_estimate: app.flops_estimate,
+                    est_seconds: app.flops_estimate / speed * dcf,
+                    deadline: now + pr.latency_bound,
+                };
+                match self.pol.send.consider(&sreq, &sent, &cand) {
+                    Ok(Verdict::Send) => {
+                        let bytes = app.input_bytes + app.output_bytes;
+                        if enforce && used + bytes > budget {
+                            // Withheld for lack of space; the pass ends when
+                            // not even the smallest job would fit.
+                            refused += 1;
+                            skips += 1;
+                            if skips > max_skips || used + smallest > budget {
+                                break;
+                            }
+                        } else {
+                            used += bytes;
+                            sent.push(cand);
+                        }
+                    }
+                    Ok(Verdict::Skip) => {
+                        skips += 1;
+                        if skips > max_skips {
+                            break;
+                        }
+                    }
+                    Ok(Verdict::Stop) => break,
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+            if result.is_err() || !sent.is_empty() || refused == 0 {
+                break;
+            }
+        }
+        self.disk.jobs_refused += refused;
+        self.servers.workload = workload;
+        if let Err(e) = result {
+            self.servers.sent = sent;
+            return Err(self.policy_err(Family::Send, e));
+        }
+        let n = sent.len() as u32;
+        let r = self.arrive(p, &sent, jobs);
+        self.servers.sent = sent;
+        r?;
+        Ok(n)
+    }
+}
