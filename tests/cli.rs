@@ -1,42 +1,10 @@
 //! The runner as a user meets it: every test is one command line and what it
 //! should print. Bad input gets a clear message and exit status 2, never a panic.
 
+mod common;
+
+use common::vcsim;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-struct Run {
-    out: Output,
-}
-
-impl Run {
-    fn status(&self) -> i32 {
-        self.out.status.code().unwrap_or(-1)
-    }
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.out.stdout).into_owned()
-    }
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.out.stderr).into_owned()
-    }
-    /// Fails unless the command exited with `code` and its stderr mentions every `needle`.
-    fn fails_with(&self, code: i32, needles: &[&str]) {
-        let err = self.stderr();
-        assert_eq!(self.status(), code, "stderr: {err}");
-        assert!(!err.contains("panicked"), "{err}");
-        for n in needles {
-            assert!(err.contains(n), "stderr lacks {n:?}: {err}");
-        }
-    }
-}
-
-fn vcsim(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("vcsim runs");
-    Run { out }
-}
 
 const GOOD: &str = r#"name = "small"
 duration_days = 2
@@ -64,14 +32,18 @@ fn scenario_file(name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn a_missing_scenario_file_is_named() {
-    vcsim(&["run", "no/such/file.toml"]).fails_with(2, &["no/such/file.toml", "cannot read"]);
+    vcsim(&["run", "no/such/file.toml"])
+        .run()
+        .fails_with(2, &["no/such/file.toml", "cannot read"]);
 }
 
 #[test]
 fn an_unknown_key_names_the_file_the_key_and_the_line() {
     let p = scenario_file("unknown", &GOOD.replace("ncpus = 2", "ncpus = 2\nncpu = 4"));
     let path = p.display().to_string();
-    vcsim(&["run", &path]).fails_with(2, &[&format!("{path}:5"), "unknown field `ncpu`"]);
+    vcsim(&["run", &path])
+        .run()
+        .fails_with(2, &[&format!("{path}:5"), "unknown field `ncpu`"]);
 }
 
 #[test]
@@ -81,19 +53,24 @@ fn a_negative_share_names_its_key_and_line() {
         &GOOD.replace("resource_share = 100", "resource_share = -1"),
     );
     vcsim(&["run", p.to_str().unwrap()])
+        .run()
         .fails_with(2, &[":8", "project.0.resource_share", "positive"]);
 }
 
 #[test]
 fn zero_cpus_are_refused() {
     let p = scenario_file("zero", &GOOD.replace("ncpus = 2", "ncpus = 0"));
-    vcsim(&["check", p.to_str().unwrap()]).fails_with(2, &[":4", "host.ncpus", "at least 1"]);
+    vcsim(&["check", p.to_str().unwrap()])
+        .run()
+        .fails_with(2, &[":4", "host.ncpus", "at least 1"]);
 }
 
 #[test]
 fn a_toml_syntax_error_gives_the_line() {
     let p = scenario_file("syntax", &GOOD.replace("name = \"A\"", "name = \"A"));
-    vcsim(&["run", p.to_str().unwrap()]).fails_with(2, &[":7"]);
+    vcsim(&["run", p.to_str().unwrap()])
+        .run()
+        .fails_with(2, &[":7"]);
 }
 
 #[test]
@@ -102,19 +79,26 @@ fn a_value_of_the_wrong_type_gives_the_line() {
         "type",
         &GOOD.replace("cpu_flops = 1e9", "cpu_flops = \"fast\""),
     );
-    vcsim(&["run", p.to_str().unwrap()]).fails_with(2, &[":5", "invalid type"]);
+    vcsim(&["run", p.to_str().unwrap()])
+        .run()
+        .fails_with(2, &[":5", "invalid type"]);
 }
 
 #[test]
 fn an_unknown_policy_lists_the_known_ones() {
     vcsim(&["run", "scenarios/paper-base.toml", "--policy", "CS9"])
+        .run()
         .fails_with(2, &["no cpu policy named `cs9`", "cs1, cs2"]);
-    vcsim(&["run", "scenarios/paper-base.toml", "--policy", "XYZ"]).fails_with(2, &["not CSn"]);
+    vcsim(&["run", "scenarios/paper-base.toml", "--policy", "XYZ"])
+        .run()
+        .fails_with(2, &["not CSn"]);
 }
 
 #[test]
 fn a_bad_flag_is_a_usage_error() {
-    vcsim(&["run", "--nonsense"]).fails_with(2, &["--nonsense"]);
+    vcsim(&["run", "--nonsense"])
+        .run()
+        .fails_with(2, &["--nonsense"]);
 }
 
 #[test]
@@ -122,7 +106,7 @@ fn check_accepts_every_shipped_scenario() {
     for e in std::fs::read_dir("scenarios").unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
-            let r = vcsim(&["check", p.to_str().unwrap()]);
+            let r = vcsim(&["check", p.to_str().unwrap()]).run();
             assert_eq!(r.status(), 0, "{}: {}", p.display(), r.stderr());
             assert!(r.stdout().contains("is valid"));
         }
@@ -131,7 +115,7 @@ fn check_accepts_every_shipped_scenario() {
 
 #[test]
 fn list_shows_every_built_in_by_family() {
-    let out = vcsim(&["list"]).stdout();
+    let out = vcsim(&["list"]).run().stdout();
     for name in [
         "cs1", "cs2", "wf1", "wf2", "ws1", "ws2", "jc1", "jc2", "none",
     ] {
@@ -145,7 +129,7 @@ fn list_shows_every_built_in_by_family() {
 
 #[test]
 fn no_arguments_compares_the_paper_policies_on_the_base_scenario() {
-    let r = vcsim(&[]);
+    let r = vcsim::<&str>(&[]).run();
     assert_eq!(r.status(), 0, "{}", r.stderr());
     let out = r.stdout();
     assert!(
@@ -165,8 +149,8 @@ fn no_arguments_compares_the_paper_policies_on_the_base_scenario() {
 
 #[test]
 fn a_run_is_byte_identical_twice() {
-    let a = vcsim(&["run", "scenarios/mix-5-slack-5.toml", "--format", "json"]);
-    let b = vcsim(&["run", "scenarios/mix-5-slack-5.toml", "--format", "json"]);
+    let a = vcsim(&["run", "scenarios/mix-5-slack-5.toml", "--format", "json"]).run();
+    let b = vcsim(&["run", "scenarios/mix-5-slack-5.toml", "--format", "json"]).run();
     assert_eq!(a.status(), 0, "{}", a.stderr());
     assert_eq!(a.stdout(), b.stdout());
 }
@@ -189,8 +173,8 @@ fn a_comparison_does_not_depend_on_the_number_of_threads() {
             j,
         ]
     };
-    let one = vcsim(&args("1"));
-    let three = vcsim(&args("3"));
+    let one = vcsim(&args("1")).run();
+    let three = vcsim(&args("3")).run();
     assert_eq!(one.status(), 0, "{}", one.stderr());
     assert_eq!(one.stdout(), three.stdout());
 }
@@ -205,7 +189,8 @@ fn jumping_between_events_agrees_with_visiting_every_step_on_the_base_scenario()
             policy,
             "--format",
             "json",
-        ]);
+        ])
+        .run();
         let step = vcsim(&[
             "run",
             "scenarios/paper-base.toml",
@@ -214,7 +199,8 @@ fn jumping_between_events_agrees_with_visiting_every_step_on_the_base_scenario()
             "--format",
             "json",
             "--fixed-step",
-        ]);
+        ])
+        .run();
         assert_eq!(jump.status(), 0, "{}", jump.stderr());
         assert_eq!(jump.stdout(), step.stdout(), "{policy}");
     }
@@ -230,8 +216,11 @@ fn a_seed_override_changes_the_run_and_is_reported() {
         "--format",
         "json",
     ])
+    .run()
     .stdout();
-    let b = vcsim(&["run", "scenarios/outages.toml", "--format", "json"]).stdout();
+    let b = vcsim(&["run", "scenarios/outages.toml", "--format", "json"])
+        .run()
+        .stdout();
     assert!(a.contains("\"seed\": 11"));
     assert_ne!(a, b);
 }
@@ -246,7 +235,8 @@ fn the_timeline_csv_lists_what_ran_where() {
         "scenarios/initial-queue.toml",
         "--timeline",
         p.to_str().unwrap(),
-    ]);
+    ])
+    .run();
     assert_eq!(r.status(), 0, "{}", r.stderr());
     let csv = std::fs::read_to_string(&p).unwrap();
     assert!(csv.starts_with(

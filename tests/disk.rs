@@ -1,28 +1,16 @@
 //! Disk as a constraint: the `share` manager on the disk scenarios, its JSON,
 //! suspension when nothing can be freed, and the new scenario keys' errors.
 
+mod common;
+
+use common::vcsim;
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn vcsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vcsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("vcsim runs")
-}
-
+/// Runs `vcsim args`, demands success; (stdout, stderr).
 fn ok(args: &[&str]) -> (String, String) {
-    let out = vcsim(args);
-    assert!(
-        out.status.success(),
-        "vcsim {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        String::from_utf8(out.stdout).expect("utf-8"),
-        String::from_utf8(out.stderr).expect("utf-8"),
-    )
+    let r = vcsim(args).run();
+    r.succeeds();
+    (r.stdout(), r.stderr())
 }
 
 fn scenario_file(name: &str, text: &str) -> PathBuf {
@@ -199,9 +187,9 @@ fn the_poll_deletes_a_sticky_file_to_stay_within_the_limit() {
 fn a_bad_sticky_priority_names_its_key_and_line() {
     let text = TOO_BIG.replace("size_mb = 995", "size_mb = 995\npriority = 9");
     let p = scenario_file("bad-priority", &text);
-    let out = vcsim(&["run", p.to_str().unwrap()]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = vcsim(&["run", p.to_str().unwrap()]).run();
+    assert_eq!(out.status(), 2);
+    let err = out.stderr();
     let line = text.lines().position(|l| l == "priority = 9").unwrap() + 1;
     assert!(
         err.contains("project.0.sticky.0.priority") && err.contains(&format!(":{line}")),
@@ -214,12 +202,14 @@ fn a_bad_sticky_priority_names_its_key_and_line() {
 fn a_negative_sticky_size_and_a_zero_expiry_are_refused() {
     let text = TOO_BIG.replace("size_mb = 995", "size_mb = -1");
     let p = scenario_file("bad-size", &text);
-    let out = vcsim(&["run", p.to_str().unwrap()]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("project.0.sticky.0.size_mb"));
+    vcsim(&["run", p.to_str().unwrap()])
+        .run()
+        .fails_with(2, &["project.0.sticky.0.size_mb"]);
     let text = TOO_BIG.replace("output_mb = 10", "output_mb = 10\nsticky_expiry_days = 0");
     let p = scenario_file("bad-expiry", &text);
-    let out = vcsim(&["run", p.to_str().unwrap()]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("project.0.app.0.sticky_expiry_days"));
+    vcsim(&["run", p.to_str().unwrap()])
+        .run()
+        .fails_with(2, &["project.0.app.0.sticky_expiry_days"]);
 }
 
 #[test]

@@ -4,12 +4,11 @@
 //! threads; the API reference page is up to date.
 
 use std::path::{Path, PathBuf};
+mod common;
+
+use common::{root, vcsim};
 use std::process::{Command, Stdio};
 use vcsim_framework::{run_spec, Family, PolicySpec, Registry, RunReport, Scenario, SimOptions};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The scenarios of `scenarios/`, sorted, shortened in debug builds.
 fn scenarios() -> Vec<Scenario> {
@@ -209,12 +208,10 @@ fn a_bad_disk_plan_fails_the_run_naming_the_script_function_and_time() {
         ),
     ] {
         let p = temp_script(name, &text);
-        let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
-            .args(["run", &scn_path, "--policy", &format!("disk={p}")])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{err}");
+        let policy = format!("disk={p}");
+        let out = vcsim(&["run", &scn_path, "--policy", &policy]).run();
+        let err = out.stderr();
+        assert_eq!(out.status(), 1, "{err}");
         assert!(err.contains("at simulated time"), "{err}");
         assert!(err.contains(&format!("disk policy `{p}`")), "{err}");
         assert!(err.contains(&format!("in function `{hook}`")), "{err}");
@@ -274,13 +271,9 @@ fn a_syntax_error_is_reported_at_load_with_file_line_and_column() {
     let e = vcsim_script::Script::load(Path::new(&p)).err().unwrap();
     assert!(e.starts_with(&format!("{p}:2:13: syntax error")), "{e}");
     // `vcsim check` says the same, with exit status 2.
-    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
-        .args(["check", &p])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("{p}:2:13: syntax error")), "{err}");
+    vcsim(&["check", &p])
+        .run()
+        .fails_with(2, &[&format!("{p}:2:13: syntax error")]);
 }
 
 #[test]
@@ -296,16 +289,7 @@ fn check_accepts_every_shipped_policy() {
         "least_slack.rhai",
         "least_queued.rhai",
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
-            .args(["check", &policy(name)])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = vcsim(&["check", &policy(name)]).stdout();
         assert!(text.contains("valid rhai policy"), "{text}");
     }
 }
@@ -562,25 +546,18 @@ fn script_logs_go_to_the_runs_log_and_draws_follow_the_seed() {
     .unwrap();
     let policy = format!("cpu={}", path.display());
     let run = |seed: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_vcsim"))
-            .args([
-                "run",
-                "scenarios/paper-base.toml",
-                "--policy",
-                &policy,
-                "--seed",
-                seed,
-            ])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        err.lines()
+        let out = vcsim(&[
+            "run",
+            "scenarios/paper-base.toml",
+            "--policy",
+            &policy,
+            "--seed",
+            seed,
+        ])
+        .run();
+        out.succeeds();
+        out.stderr()
+            .lines()
             .find(|l| l.contains("draw "))
             .map(str::to_string)
             .expect("the log line")
@@ -592,4 +569,55 @@ fn script_logs_go_to_the_runs_log_and_draws_follow_the_seed() {
     );
     assert_eq!(a, a2, "same seed, same draw");
     assert_ne!(a, b, "another seed, another draw");
+}
+
+/// A fetcher's `request` is also evaluated at projected future times (to
+/// find the step at which work is first needed): its log lines from those
+/// evaluations never reach the run's log, which stays in simulated-time
+/// order, each line stamped with the step it was written at.
+#[test]
+fn a_fetchers_log_lines_are_in_time_order_and_none_comes_from_a_projected_time() {
+    let dir = common::temp_dir("request-log");
+    let path = dir.join("chatty_wf.rhai");
+    let wf1 = std::fs::read_to_string(policy("wf1.rhai")).unwrap();
+    // wf1.rhai with a line logged at every evaluation of `request`.
+    let text = wf1.replacen(
+        "fn request(v) {",
+        "fn request(v) {\n    log(`asked at ${v.now}`);",
+        1,
+    );
+    assert_ne!(text, wf1, "wf1.rhai defines request(v)");
+    std::fs::write(&path, text).unwrap();
+    let mut scn = std::fs::read_to_string(root().join("scenarios/paper-base.toml")).unwrap();
+    scn = scn.replace("duration_days = 100", "duration_days = 2");
+    let scn_path = dir.join("short.toml");
+    std::fs::write(&scn_path, scn).unwrap();
+    let out = vcsim(&[
+        "run",
+        scn_path.to_str().unwrap(),
+        "--policy",
+        &format!("fetch={}", path.display()),
+    ])
+    .run();
+    out.succeeds();
+    let mut last = -1.0;
+    let mut n = 0;
+    for line in out.stderr().lines().filter(|l| l.contains("asked at")) {
+        // `note: 0d 00:01:00 (t=60s): <script>: asked at 60`
+        let stamp: f64 = line
+            .split("(t=")
+            .nth(1)
+            .and_then(|x| x.split('s').next())
+            .and_then(|x| x.parse().ok())
+            .expect("a time stamp");
+        let asked: f64 = line.rsplit("asked at ").next().unwrap().parse().unwrap();
+        assert_eq!(
+            stamp, asked,
+            "a line from another time than its stamp: {line}"
+        );
+        assert!(stamp >= last, "out of time order: {line} after t={last}");
+        last = stamp;
+        n += 1;
+    }
+    assert!(n > 10, "the fetcher logged {n} lines");
 }

@@ -2,28 +2,16 @@
 //! `scenarios/`, and `compare` tables of the paper's combinations. A change
 //! that moves a number shows up here as a diff for the reviewer to read.
 
-use std::process::Command;
+mod common;
 
-fn vcsim(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("vcsim runs");
-    assert!(
-        out.status.success(),
-        "vcsim {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
+use common::vcsim;
 
 #[test]
 fn run_of_every_scenario() {
     insta::glob!("../scenarios", "*.toml", |path| {
         let p = path.to_str().unwrap();
-        insta::assert_snapshot!("run_table", vcsim(&["run", p]));
-        insta::assert_snapshot!("run_json", vcsim(&["run", p, "--format", "json"]));
+        insta::assert_snapshot!("run_table", vcsim(&["run", p]).stdout());
+        insta::assert_snapshot!("run_json", vcsim(&["run", p, "--format", "json"]).stdout());
     });
 }
 
@@ -41,7 +29,7 @@ fn compare(scenario: &str, replications: &str) -> String {
     for p in PAPER {
         args.extend(["--policy", p]);
     }
-    vcsim(&args)
+    vcsim(&args).stdout()
 }
 
 #[test]
@@ -67,7 +55,8 @@ fn compare_every_scenario_as_json() {
             "CS1_WF1_WS1_JC1",
             "--format",
             "json"
-        ]));
+        ])
+        .stdout());
     });
 }
 
@@ -82,7 +71,8 @@ fn compare_wf2_and_gpu_on_the_gpu_scenarios() {
             "cpu=cs2,fetch=gpu,send=gpu",
             "--policy",
             "CS2_WF2_WS2_JC2",
-        ]);
+        ])
+        .stdout();
         insta::assert_snapshot!(format!("gpu_compare_{s}"), out);
     }
 }

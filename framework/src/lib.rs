@@ -22,16 +22,17 @@ pub mod sim;
 pub mod testing;
 pub mod time;
 pub mod timeline;
-pub mod view;
 
 pub use family::Family;
 pub use metrics::{Metrics, RunReport};
 pub use model::{ClientState, Job, JobState, Rsc, RunMode, Time, CPU};
+/// The view a policy gets (`policy::view`), also at its old path.
+pub use policy::view;
+pub use policy::View;
 pub use policy::*;
 pub use registry::{AnyPolicy, BuiltinPolicy, Entry, PolicySpec, Registry};
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::{run, RunOutput, SimError, SimOptions, Stepping};
-pub use view::View;
 
 /// Re-exported so that plugins submit built-ins with the same `inventory`.
 pub use inventory;

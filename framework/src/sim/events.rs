@@ -2,8 +2,8 @@
 
 use super::{SimError, Simulation, Stepping};
 use crate::model::JobState;
+use crate::policy::View;
 use crate::registry::Family;
-use crate::view::View;
 
 impl Simulation {
     /// The next step at which something can happen.

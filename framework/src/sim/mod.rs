@@ -105,7 +105,7 @@ pub struct RunOutput {
 /// can be called with it.
 macro_rules! live_view {
     ($sim:expr) => {
-        $crate::view::View::new(&$sim.st, $sim.pol.estimate.as_ref(), $sim.st.now).live(&$sim.log)
+        $crate::policy::View::new(&$sim.st, $sim.pol.estimate.as_ref(), $sim.st.now).live(&$sim.log)
     };
 }
 pub(crate) use live_view;

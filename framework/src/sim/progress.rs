@@ -6,10 +6,10 @@ use super::Simulation;
 use crate::metrics;
 use crate::model::{Job, JobState, CPU};
 use crate::policy::StaticEstimate;
+use crate::policy::View;
 use crate::registry::Family;
 use crate::rpc;
 use crate::time::NEVER;
-use crate::view::View;
 
 impl Simulation {
     pub(super) fn flip_host(&mut self, k: u64) {

@@ -5,11 +5,11 @@
 
 use super::{SimError, Simulation};
 use crate::availability::OnOffProcess;
+use crate::policy::View;
 use crate::policy::{Candidate, ReportedJob, ServerRequest, Verdict, WorkRequest};
 use crate::registry::Family;
 use crate::rng::{stream, SimRng};
 use crate::scenario::Scenario;
-use crate::view::View;
 use rand::Rng;
 
 /// At most this many jobs in one reply.

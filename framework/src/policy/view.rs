@@ -6,12 +6,12 @@
 //! *live* view — one at the current step, made by the simulator for a real
 //! decision — can write to the run's log.
 
+use super::{CompletionEstimator, PolicyError, PolicyResult};
 use crate::family::Family;
 use crate::log::RunLog;
 use crate::model::{
     ClientState, DiskState, FileInfo, HostInfo, Job, JobState, Prefs, ProjectState, Rsc,
 };
-use crate::policy::{CompletionEstimator, PolicyError, PolicyResult};
 use crate::time::Time;
 
 #[derive(Clone, Copy)]

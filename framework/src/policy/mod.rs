@@ -1,0 +1,134 @@
+//! The five policy families. Each policy reads a [`View`] of the state and
+//! returns decisions as plain values; the simulator validates every decision
+//! and applies it. Nothing here lets a policy write the state, so no policy
+//! can break an invariant of the simulator.
+//!
+//! Every method takes what its policy sees — a [`View`] on the client, the
+//! [`ServerRequest`] on the server — and returns a [`PolicyResult`], so
+//! that a script's or a plugin's error ends the run where it happened. The
+//! traits use only plain data across their methods, so that a rhai script
+//! or a dylib can implement each of them through an adapter.
+
+mod decision;
+mod error;
+pub mod view;
+
+pub use decision::*;
+pub use error::{PolicyError, PolicyResult};
+pub use view::View;
+
+use crate::model::Job;
+
+/// Which jobs run on which resources now.
+pub trait CpuScheduler: Send {
+    /// Called when a job finishes, new jobs arrive, or a scheduling period has
+    /// passed since the last call. `out` starts empty.
+    fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()>;
+}
+
+/// When to make a scheduler RPC, to which project, asking for how much.
+pub trait WorkFetcher: Send {
+    /// Debt accounting: called whenever the CPU scheduler runs and before an
+    /// RPC, so that usage since the last call can be charged.
+    fn account(&mut self, _v: &View) -> PolicyResult<()> {
+        Ok(())
+    }
+    /// The RPC to make now for work, if any. It must depend only on the view
+    /// (the simulator asks it at projected future times to find the step at
+    /// which work is first needed). Only contactable projects may be named.
+    fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>>;
+    /// The amount to ask of `project` when an RPC goes to it anyway (to
+    /// report overdue results); None asks for nothing.
+    fn piggyback(&self, _v: &View, _project: usize) -> PolicyResult<Option<WorkRequest>> {
+        Ok(None)
+    }
+    /// After every RPC, reached or not.
+    fn on_reply(&mut self, _v: &View, _reply: &RpcReply) -> PolicyResult<()> {
+        Ok(())
+    }
+    /// Whether a request for work that brings none backs the whole project
+    /// off (BOINC 2007). A per-resource fetcher backs off per resource instead.
+    fn backoff_on_empty_reply(&self, _v: &View) -> PolicyResult<bool> {
+        Ok(true)
+    }
+}
+
+/// The server side: which jobs to send for a request.
+pub trait WorkSender: Send {
+    /// One candidate at a time; `sent` are the jobs already in this reply.
+    fn consider(
+        &mut self,
+        req: &ServerRequest,
+        sent: &[Candidate],
+        cand: &Candidate,
+    ) -> PolicyResult<Verdict>;
+}
+
+/// The estimated remaining run time of a job.
+pub trait CompletionEstimator: Send {
+    /// Seconds of computing left (wall seconds while running). Pure.
+    fn remaining_seconds(&self, v: &View, job: &Job) -> PolicyResult<f64>;
+    /// The correction applied to new estimates of `project` (BOINC's DCF). Pure.
+    fn correction(&self, _v: &View, _project: usize) -> PolicyResult<f64> {
+        Ok(1.0)
+    }
+    /// After a job finished, so that the estimator can learn. The view
+    /// estimates with [`StaticEstimate`] (an estimator cannot read itself
+    /// while it learns).
+    fn on_job_finished(&mut self, _v: &View, _job: &Job) -> PolicyResult<()> {
+        Ok(())
+    }
+}
+
+/// The uncorrected static estimate, `(1 - F) x FLOPs estimate / speed`:
+/// what a view uses while the real estimator is busy learning.
+pub struct StaticEstimate;
+
+impl CompletionEstimator for StaticEstimate {
+    fn remaining_seconds(&self, v: &View, job: &Job) -> PolicyResult<f64> {
+        Ok((1.0 - v.fraction_done(job)) * job.estimated_seconds())
+    }
+}
+
+/// Disk space per project, what to delete, and the free space told to
+/// servers. The files and the user's limits are in [`View::disk`].
+pub trait DiskManager: Send {
+    /// Free space reported to `project`'s server: [free, free if offenders
+    /// deleted, free if offenders and this project deleted]. Pure.
+    fn free_space(&self, v: &View, project: usize) -> PolicyResult<[f64; 3]>;
+    /// Whether the manager enforces limits (the JSON then has a `disk` part).
+    /// Only then does the simulator keep files, ask [`DiskManager::make_room`]
+    /// and [`DiskManager::poll`], and have servers check free space. Asked
+    /// once, at the start of the run.
+    fn enforces(&self, _v: &View) -> PolicyResult<bool> {
+        Ok(false)
+    }
+    /// `associate_file`: `bytes` more of `project` are about to be written
+    /// (a job's input on arrival, its output when it finishes). Returns the
+    /// files to delete first. The simulator deletes them and writes the
+    /// bytes either way; [`DiskManager::poll`] then deals with any violation.
+    fn make_room(&mut self, _v: &View, _project: usize, _bytes: f64) -> PolicyResult<DiskPlan> {
+        Ok(DiskPlan::default())
+    }
+    /// `data_manager_poll`: called after every change to the files. What to
+    /// delete (results first, then files), and whether computation must be
+    /// suspended because BOINC still uses more than the user allows.
+    fn poll(&mut self, _v: &View) -> PolicyResult<DiskPlan> {
+        Ok(DiskPlan::default())
+    }
+    /// `project_limit(p)` in bytes, for the report. Pure.
+    fn project_limit(&self, _v: &View, _project: usize) -> PolicyResult<Option<f64>> {
+        Ok(None)
+    }
+}
+
+/// One policy of each family, ready to run.
+pub struct PolicySet {
+    pub cpu: Box<dyn CpuScheduler>,
+    pub fetch: Box<dyn WorkFetcher>,
+    pub send: Box<dyn WorkSender>,
+    pub estimate: Box<dyn CompletionEstimator>,
+    pub disk: Box<dyn DiskManager>,
+    /// Display names, per family (cpu, fetch, send, estimate, disk).
+    pub names: [String; 5],
+}

@@ -1,0 +1,102 @@
+//! The one way the integration tests run the `vcsim` binary: a command line
+//! in, what it printed and how it exited out.
+//!
+//! ```ignore
+//! let r = vcsim(&["run", "scenarios/paper-base.toml"]).run();
+//! r.succeeds();
+//! vcsim(&["check", "nope.toml"]).run().fails_with(2, &["nope.toml"]);
+//! ```
+
+#![allow(dead_code)] // each test binary uses a part of it
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The repository's root (where `scenarios/` and `policies/` are).
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A `vcsim` command line, run from the repository's root unless told otherwise.
+pub struct Vcsim {
+    cmd: Command,
+    args: Vec<String>,
+}
+
+pub fn vcsim<S: AsRef<str>>(args: &[S]) -> Vcsim {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vcsim"));
+    cmd.current_dir(root()).stdin(Stdio::null());
+    let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
+    cmd.args(&args);
+    Vcsim { cmd, args }
+}
+
+impl Vcsim {
+    pub fn cwd(mut self, dir: impl AsRef<Path>) -> Vcsim {
+        self.cmd.current_dir(dir);
+        self
+    }
+    pub fn env(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Vcsim {
+        self.cmd.env(k, v);
+        self
+    }
+    pub fn run(mut self) -> Run {
+        let out = self.cmd.output().expect("vcsim runs");
+        Run {
+            args: self.args,
+            out,
+        }
+    }
+    /// Runs it, demands success, and returns standard output.
+    pub fn stdout(self) -> String {
+        self.run().succeeds()
+    }
+}
+
+/// What a command printed and how it exited.
+pub struct Run {
+    pub args: Vec<String>,
+    pub out: Output,
+}
+
+impl Run {
+    pub fn status(&self) -> i32 {
+        self.out.status.code().unwrap_or(-1)
+    }
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    /// Fails unless it exited with status 0; returns standard output.
+    pub fn succeeds(&self) -> String {
+        assert!(
+            self.out.status.success(),
+            "vcsim {:?} exited with {}: {}",
+            self.args,
+            self.status(),
+            self.stderr()
+        );
+        self.stdout()
+    }
+    /// Fails unless it exited with `code`, without a panic, and its
+    /// standard error mentions every `needle`.
+    pub fn fails_with(&self, code: i32, needles: &[&str]) -> &Run {
+        let err = self.stderr();
+        assert_eq!(self.status(), code, "vcsim {:?}: stderr: {err}", self.args);
+        assert!(!err.contains("panicked"), "{err}");
+        for n in needles {
+            assert!(err.contains(n), "stderr lacks {n:?}: {err}");
+        }
+        self
+    }
+}
+
+/// A fresh temporary directory for one test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("vcsim-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("a temporary directory");
+    d
+}
