@@ -338,7 +338,8 @@ fn invalid_decisions_become_errors_naming_the_script() {
     let all = temp_script("all.rhai", "fn schedule(v) {\n    v.runnable_jobs\n}\n");
     let e = run_error("cpu", &all);
     assert!(
-        e.contains(&format!("cpu policy `{all}`")) && e.contains("the host has 2"),
+        e.contains(&format!("cpu policy `{all}`"))
+            && e.contains("more than BOINC would run on 2 CPUs"),
         "{e}"
     );
 

@@ -67,10 +67,11 @@ impl OnOffProcess {
         self.on
     }
 
-    /// The first step index after `k` whose sampled state differs from the
-    /// state sampled at `k`; None if it never changes. Consumes the process
-    /// up to that step.
-    pub fn next_flip_step(&mut self, k: u64, dt: f64) -> Option<u64> {
+    /// The first step index after `k` and not after `last` whose sampled
+    /// state differs from the state sampled at `k`; None if there is none.
+    /// Consumes the process up to that step. Each loop turn moves at least
+    /// one step, so it ends within `last - k` turns whatever the periods.
+    pub fn next_flip_step(&mut self, k: u64, dt: f64, last: u64) -> Option<u64> {
         if self.constant.is_some() {
             return None;
         }
@@ -78,6 +79,9 @@ impl OnOffProcess {
         let mut c = k;
         loop {
             let next = ((self.period_end / dt).ceil() as u64).max(c + 1);
+            if next > last {
+                return None;
+            }
             if self.state_at(next as f64 * dt) != s {
                 return Some(next);
             }
@@ -113,7 +117,7 @@ mod tests {
         let mut flips = vec![];
         let mut k = 0;
         while k < 20_000 {
-            k = a.next_flip_step(k, 60.0).unwrap();
+            k = a.next_flip_step(k, 60.0, u64::MAX).unwrap();
             flips.push(k);
         }
         let mut stepped = vec![];
@@ -132,7 +136,7 @@ mod tests {
     fn always_on_and_always_off() {
         let mut on = OnOffProcess::new(1.0, 10.0, Pcg64::seed_from_u64(1));
         assert!(on.state_at(1e9));
-        assert_eq!(on.next_flip_step(0, 60.0), None);
+        assert_eq!(on.next_flip_step(0, 60.0, u64::MAX), None);
         let mut off = OnOffProcess::new(0.0, 10.0, Pcg64::seed_from_u64(1));
         assert!(!off.state_at(5.0));
     }

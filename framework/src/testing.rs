@@ -75,13 +75,28 @@ pub fn add_job(st: &mut ClientState, s: JobSpec) -> u64 {
         flops_left: s.flops * (1.0 - s.fraction_done),
         run_seconds: s.flops * s.fraction_done / speed,
         since: st.now,
-        prior_seconds: s.flops * s.fraction_done / speed,
+        // A running job computes at full speed (no over-commitment here).
+        progresses: s.state == JobState::Running,
+        rate: if s.state == JobState::Running {
+            speed
+        } else {
+            0.0
+        },
+        cpu_share: if s.state == JobState::Running {
+            app.cpus
+        } else {
+            0.0
+        },
+        cpu_seconds: 0.0,
+        gpu_seconds: 0.0,
     };
     if job.state == JobState::Running {
         let pr = &mut st.projects[job.project];
         pr.running_instances[CPU] += job.cpus;
+        pr.usage_rate[CPU] += job.cpus;
         if let Some((r, n)) = job.gpu {
             pr.running_instances[r] += n;
+            pr.usage_rate[r] += n;
         }
     }
     st.jobs.push(job);

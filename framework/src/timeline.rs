@@ -10,6 +10,8 @@ pub struct TimelineSegment {
     pub job: u64,
     pub project: usize,
     pub rsc: Rsc,
+    /// CPUs it computed on in the stretch (its CPUs, scaled while the CPUs
+    /// were over-committed).
     pub cpus: f64,
     pub gpu_count: f64,
     pub start: Time,
@@ -53,7 +55,7 @@ impl Timeline {
             job: j.id,
             project: j.project,
             rsc: j.rsc(),
-            cpus: j.cpus,
+            cpus: j.cpu_share,
             gpu_count: j.gpu.map_or(0.0, |g| g.1),
             start: now,
             end: now,

@@ -718,7 +718,7 @@ fn project_api(api: &mut Api) {
         "exp_avg_cpu",
         "float",
         "Exponentially averaged CPU seconds (BOINC's `exp_avg_cpu`).",
-        |v, p| v.project(p).exp_avg_cpu,
+        |v, p| v.exp_avg_cpu(p),
     );
     pget(
         api,

@@ -19,6 +19,10 @@ pub struct HostInfo {
     pub cpu_flops: f64,
     pub gpus: Vec<GpuInfo>,
     pub disk_bytes: f64,
+    /// The user limits the CPUs BOINC may use (`max_ncpus_pct` below 100):
+    /// then no job may push the CPUs in use past `ncpus`; otherwise BOINC
+    /// over-commits them (see `policy::admission`).
+    pub strict_cpus: bool,
 }
 
 impl HostInfo {

@@ -24,12 +24,18 @@ pub struct ClientState {
     pub projects: Vec<ProjectState>,
     /// Jobs on the host in arrival order (queued, running, preempted, finished unreported).
     pub jobs: Vec<Job>,
+    /// The client runs (it can make RPCs).
     pub host_on: bool,
+    /// Computing is allowed (the host is on and BOINC may compute: BOINC's
+    /// `active_frac` is the fraction of on-time in which it may).
+    pub cpu_allowed: bool,
+    /// GPU computing is allowed (`gpu_active_frac`); implies `cpu_allowed`.
+    pub gpu_allowed: bool,
     /// Observed fraction of time the host was available (the v4 `active_frac`).
     pub observed_on_fraction: f64,
     pub(crate) usage_mark: Time,
-    /// Seconds the host has been available, up to `usage_mark`.
-    pub(crate) on_seconds: f64,
+    /// Seconds in which computing was allowed, up to `usage_mark`.
+    pub(crate) available_seconds: f64,
     /// When the CPU scheduler last ran.
     pub last_schedule: Time,
     pub last_rpc: Option<Time>,
@@ -67,6 +73,7 @@ impl ClientState {
                 })
                 .collect(),
             disk_bytes: s.host.disk_gb * 1e9,
+            strict_cpus: s.client.max_ncpus_pct < 100.0,
         };
         let nrsc = host.nrsc();
         let projects = s
@@ -116,6 +123,7 @@ impl ClientState {
                     apps,
                     rpc: RpcState::default(),
                     usage: vec![0.0; nrsc],
+                    usage_rate: vec![0.0; nrsc],
                     running_instances: vec![0.0; nrsc],
                     exp_avg_cpu: 0.0,
                     exp_mark: 0.0,
@@ -144,9 +152,11 @@ impl ClientState {
             projects,
             jobs: Vec::new(),
             host_on: true,
+            cpu_allowed: true,
+            gpu_allowed: true,
             observed_on_fraction: 1.0,
             usage_mark: 0.0,
-            on_seconds: 0.0,
+            available_seconds: 0.0,
             last_schedule: f64::NEG_INFINITY,
             last_rpc: None,
             connection_interval: s.host.connection_interval_days * 86400.0,
@@ -210,6 +220,17 @@ impl ClientState {
 
     pub fn job(&self, id: u64) -> Option<&Job> {
         self.jobs.iter().find(|j| j.id == id)
+    }
+
+    /// `p`'s exponentially averaged CPU seconds at `t` (not before the last
+    /// event): decayed from the last fold, plus what its jobs used since.
+    pub fn exp_avg_cpu_at(&self, p: usize, t: Time) -> f64 {
+        let pr = &self.projects[p];
+        if !self.host_on || t <= self.usage_mark {
+            return pr.exp_avg_cpu;
+        }
+        let dt = t - self.usage_mark;
+        crate::rpc::decay_exp_avg(pr.exp_avg_cpu, dt, pr.usage_rate[CPU] * dt)
     }
 
     pub fn total_share(&self) -> f64 {

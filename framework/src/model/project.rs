@@ -75,10 +75,15 @@ pub struct ProjectState {
     pub rpc: RpcState,
     /// Instance-seconds used per resource, cumulative to `usage_mark`.
     pub(crate) usage: Vec<f64>,
-    /// Instances held now per resource by running jobs.
+    /// Instances its running jobs use per second now, per resource (CPUs
+    /// scaled while over-committed; 0 while not allowed to compute).
+    pub(crate) usage_rate: Vec<f64>,
+    /// Instances held now per resource by running jobs (what they claim,
+    /// whether or not they compute).
     pub running_instances: Vec<f64>,
-    /// Exponentially averaged CPU seconds (the RPC document's `exp_avg_cpu`).
-    pub exp_avg_cpu: f64,
+    /// Exponentially averaged CPU seconds (the RPC document's `exp_avg_cpu`)
+    /// as of `usage_mark`; `View::exp_avg_cpu` projects it to the view's time.
+    pub(crate) exp_avg_cpu: f64,
     pub(crate) exp_mark: f64,
     pub stats: ProjectStats,
     pub has_rsc_apps: Vec<bool>,

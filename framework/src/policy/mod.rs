@@ -9,6 +9,7 @@
 //! traits use only plain data across their methods, so that a rhai script
 //! or a dylib can implement each of them through an adapter.
 
+pub mod admission;
 mod decision;
 mod error;
 pub mod view;

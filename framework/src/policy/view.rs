@@ -97,7 +97,7 @@ impl<'a> View<'a> {
     pub fn job_deletable(&self, j: &Job) -> bool {
         self.st.job_deletable(j)
     }
-    /// The host is on (available) at the last event.
+    /// The client runs (the host is on) at the last event.
     pub fn host_on(&self) -> bool {
         self.st.host_on
     }
@@ -175,24 +175,32 @@ impl<'a> View<'a> {
     pub fn contactable(&self, p: usize) -> bool {
         self.st.projects[p].rpc.contactable(self.at)
     }
-    /// Instance-seconds of resource `r` that `p`'s jobs have used since the run began.
+    /// Instance-seconds of resource `r` that `p`'s jobs have used since the
+    /// run began (CPUs counted as they computed: scaled while over-committed).
     pub fn usage_seconds(&self, p: usize, r: Rsc) -> f64 {
         let pr = &self.st.projects[p];
-        let since = if self.st.host_on {
-            (self.at - self.st.usage_mark).max(0.0)
-        } else {
-            0.0
-        };
-        pr.usage[r] + pr.running_instances[r] * since
+        pr.usage[r] + pr.usage_rate[r] * (self.at - self.st.usage_mark).max(0.0)
     }
-    /// Seconds the host has been available since the run began.
+    /// Seconds in which the host could compute since the run began.
     pub fn available_seconds(&self) -> f64 {
-        let extra = if self.st.host_on {
+        let extra = if self.st.cpu_allowed {
             (self.at - self.st.usage_mark).max(0.0)
         } else {
             0.0
         };
-        self.st.on_seconds + extra
+        self.st.available_seconds + extra
+    }
+    /// `p`'s exponentially averaged CPU seconds (BOINC's `exp_avg_cpu`).
+    pub fn exp_avg_cpu(&self, p: usize) -> f64 {
+        self.st.exp_avg_cpu_at(p, self.at)
+    }
+    /// Computing is allowed now (the host is on and the user lets BOINC compute).
+    pub fn cpu_allowed(&self) -> bool {
+        self.st.cpu_allowed
+    }
+    /// GPU computing is allowed now.
+    pub fn gpu_allowed(&self) -> bool {
+        self.st.gpu_allowed
     }
     /// The fraction of time the client expects the host to compute: 1 unless
     /// the scenario lets it learn availability (`client.learn_availability`).

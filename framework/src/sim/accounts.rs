@@ -7,8 +7,8 @@ use crate::model::{ClientState, Job};
 
 #[derive(Debug, Clone)]
 pub(super) struct Accounts {
-    /// Seconds the host has been available.
-    pub on_seconds: f64,
+    /// Seconds in which computing was allowed.
+    pub available_seconds: f64,
     pub avail_flops: Vec<f64>,
     pub idle_flops: Vec<f64>,
     pub used_flops: Vec<f64>,
@@ -22,7 +22,7 @@ pub(super) struct Accounts {
 impl Accounts {
     pub fn new(nrsc: usize) -> Accounts {
         Accounts {
-            on_seconds: 0.0,
+            available_seconds: 0.0,
             avail_flops: vec![0.0; nrsc],
             idle_flops: vec![0.0; nrsc],
             used_flops: vec![0.0; nrsc],
@@ -33,11 +33,23 @@ impl Accounts {
         }
     }
 
-    /// `span` seconds of availability in which the jobs held `busy[r]`
-    /// instance-seconds of each resource.
-    pub fn available(&mut self, st: &ClientState, span: f64, busy: &[f64]) {
-        self.on_seconds += span;
+    /// `span` seconds in which the jobs occupied `busy[r]` instance-seconds
+    /// of each resource; a resource counts only while it was `allowed` to
+    /// compute (BOINC's emulator does the same).
+    pub fn available(
+        &mut self,
+        st: &ClientState,
+        span: f64,
+        busy: &[f64],
+        allowed: impl Fn(usize) -> bool,
+    ) {
+        if allowed(crate::model::CPU) {
+            self.available_seconds += span;
+        }
         for (r, busy) in busy.iter().enumerate() {
+            if !allowed(r) {
+                continue;
+            }
             let cap = st.host.ninstances(r) * st.host.instance_flops(r) * span;
             self.avail_flops[r] += cap;
             self.idle_flops[r] += cap - busy * st.host.instance_flops(r);
@@ -46,9 +58,8 @@ impl Accounts {
 
     /// A reported job's FLOPs, used (on time) or wasted (late or failed).
     pub fn reported(&mut self, st: &ClientState, j: &Job, wasted: bool) {
-        let secs = j.seconds_this_run();
         for r in 0..st.host.nrsc() {
-            let f = j.instances(r) * secs * st.host.instance_flops(r);
+            let f = j.instance_seconds(r) * st.host.instance_flops(r);
             if wasted {
                 self.wasted_flops[r] += f;
             } else {
@@ -61,11 +72,7 @@ impl Accounts {
     /// over-committed; every job reported at most once.
     pub fn check(&self, st: &ClientState) -> Result<(), String> {
         let host = &st.host;
-        let unreported: f64 = st
-            .jobs
-            .iter()
-            .map(|j| j.seconds_this_run() * j.peak_flops(host))
-            .sum();
+        let unreported: f64 = st.jobs.iter().map(|j| j.flops_this_run(host)).sum();
         let avail: f64 = self.avail_flops.iter().sum();
         let accounted: f64 = self.used_flops.iter().sum::<f64>()
             + self.wasted_flops.iter().sum::<f64>()
@@ -75,10 +82,12 @@ impl Accounts {
             return Err(format!("accounting broken: available {avail} != used + wasted + idle + unreported {accounted}"));
         }
         for r in 0..host.nrsc() {
-            let used: f64 = st.projects.iter().map(|p| p.running_instances[r]).sum();
+            // What the jobs compute on (not what they claim: the CPUs may be
+            // over-committed, and are then shared).
+            let used: f64 = st.projects.iter().map(|p| p.usage_rate[r]).sum();
             if used > host.ninstances(r) + 1e-9 {
                 return Err(format!(
-                    "{} over-committed: {used} of {}",
+                    "{} over-committed: jobs compute on {used} of {}",
                     host.rsc_name(r),
                     host.ninstances(r)
                 ));

@@ -37,8 +37,9 @@ impl Simulation {
                 let mut job = self.make_job(p, a, est, real, 0.0, ij.deadline_days * 86400.0);
                 if ij.fraction_done > 0.0 {
                     job.flops_left = real * (1.0 - ij.fraction_done);
+                    // Computed before the run: part of its elapsed time, not
+                    // of this run's accounting (its instance-seconds start at 0).
                     job.run_seconds = real * ij.fraction_done / job.speed;
-                    job.prior_seconds = job.run_seconds;
                     job.state = JobState::Preempted;
                 }
                 let (id, now) = (job.id, job.received);
@@ -83,7 +84,11 @@ impl Simulation {
             flops_left: real,
             run_seconds: 0.0,
             since: now,
-            prior_seconds: 0.0,
+            progresses: false,
+            rate: 0.0,
+            cpu_share: 0.0,
+            cpu_seconds: 0.0,
+            gpu_seconds: 0.0,
         }
     }
 
@@ -104,6 +109,7 @@ impl Simulation {
             let fail = ff > 0.0 && rng.gen::<f64>() < ff;
             let fail_at = fail.then(|| real * rng.gen::<f64>());
             let mut job = self.make_job(p, c.app, c.flops_estimate, real, now, c.deadline);
+            debug_assert!(c.deadline.is_finite());
             job.fail_at_flops = fail_at;
             jobs[c.rsc] += 1;
             let id = job.id;

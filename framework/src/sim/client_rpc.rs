@@ -43,7 +43,8 @@ impl Simulation {
                 j.project == p && j.state == JobState::Finished && now >= self.report_due(j)
             });
             if overdue {
-                let d = rpc::resource_debt(pr.resource_share, pr.exp_avg_cpu);
+                let avg = self.st.exp_avg_cpu_at(p, now);
+                let d = rpc::resource_debt(pr.resource_share, avg);
                 if best.is_none_or(|(_, bd)| d > bd) {
                     best = Some((p, d));
                 }
@@ -145,6 +146,7 @@ impl Simulation {
 
     /// One scheduler RPC; returns whether jobs arrived.
     fn do_rpc(&mut self, req: WorkRequest) -> Result<bool, SimError> {
+        self.fold(self.k);
         let now = self.st.now;
         let p = req.project;
         self.st.last_rpc = Some(now);
@@ -236,8 +238,7 @@ impl Simulation {
             .iter()
             .filter(|j| j.project == p && j.state == JobState::Finished)
         {
-            let secs = j.seconds_this_run();
-            let flops = secs * j.peak_flops(&self.st.host);
+            let flops = j.flops_this_run(&self.st.host);
             let late = now > j.deadline;
             let wasted = j.failed || late;
             let s = &mut self.st.projects[p].stats;
@@ -254,7 +255,7 @@ impl Simulation {
                 s.flops_used += flops;
             }
             for r in 0..self.st.host.nrsc() {
-                s.busy_seconds[r] += j.instances(r) * secs;
+                s.busy_seconds[r] += j.instance_seconds(r);
             }
             self.acc.reported(&self.st, j, wasted);
             if let Some(tl) = &mut self.timeline {

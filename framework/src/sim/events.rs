@@ -14,7 +14,7 @@ impl Simulation {
         }
         let clock = self.clock;
         let mut n = clock.nsteps;
-        if let Some(f) = self.host_flip {
+        if let Some(f) = self.host.next_flip() {
             n = n.min(f);
         }
         if !self.st.host_on {

@@ -29,7 +29,6 @@ mod report;
 mod schedule;
 mod server;
 
-use crate::availability::OnOffProcess;
 use crate::log::RunLog;
 use crate::model::ClientState;
 use crate::policy::{PolicyError, PolicySet, RunList};
@@ -40,6 +39,7 @@ use crate::time::{format_time, Clock, Time};
 use crate::timeline::Timeline;
 use accounts::Accounts;
 use disk::DiskBook;
+use progress::HostAvailability;
 use server::Servers;
 use std::fmt;
 
@@ -122,9 +122,8 @@ pub struct Simulation {
     k: u64,
     /// The step up to which progress and accounts are settled.
     mark_k: u64,
-    host: OnOffProcess,
-    /// The next step at which the host comes or goes.
-    host_flip: Option<u64>,
+    /// The host's on/off, computing-allowed and GPU-allowed processes.
+    host: HostAvailability,
     servers: Servers,
     backoff_rng: SimRng,
     acc: Accounts,
@@ -155,12 +154,7 @@ impl Simulation {
         st.seed = seed;
         let nrsc = st.host.nrsc();
         let clock = Clock::new(scn.duration_days * 86400.0, scn.step_seconds);
-        let mut host = OnOffProcess::new(
-            scn.host.availability.fraction,
-            scn.host.availability.mean_on_seconds,
-            stream(seed, "host-availability", 0),
-        );
-        let host_flip = host.next_flip_step(0, clock.dt);
+        let host = HostAvailability::new(scn, seed, &clock);
         let mut sim = Simulation {
             st,
             pol,
@@ -171,7 +165,6 @@ impl Simulation {
             k: 0,
             mark_k: 0,
             host,
-            host_flip,
             servers: Servers::new(scn, seed),
             backoff_rng: stream(seed, "backoff", 0),
             acc: Accounts::new(nrsc),
@@ -245,8 +238,8 @@ impl Simulation {
             }
             self.k = next;
         }
-        self.settle(self.clock.nsteps);
         self.st.now = self.time(self.clock.nsteps);
+        self.fold(self.clock.nsteps);
         self.disk.end_suspension(self.st.now);
         self.close_timeline();
         self.check_invariants().map_err(|m| self.broken(m))?;
@@ -260,13 +253,16 @@ impl Simulation {
         })
     }
 
-    /// Everything that happens at the boundary of step `k`.
+    /// Everything that happens at the boundary of step `k`. The state is
+    /// folded forward only if something changes here (see `progress`).
     fn step(&mut self, k: u64) -> Result<(), SimError> {
         let t = self.time(k);
-        self.settle(k);
         self.st.now = t;
-        if self.host_flip == Some(k) {
-            self.flip_host(k);
+        if self.something_happens_at(k) {
+            self.fold(k);
+            if self.host.next_flip() == Some(k) {
+                self.flip_host(k);
+            }
         }
         if self.st.disk.tracked {
             self.write_outputs()?;

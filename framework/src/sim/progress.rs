@@ -1,122 +1,200 @@
 //! Between visited steps: running jobs progress, the accounts and the
-//! monotony sums grow, jobs finish; the host comes and goes.
+//! monotony sums grow, jobs finish; the host comes and goes, and computing
+//! (all of it, or on GPUs) is allowed or not.
+//!
+//! Everything that grows with time is stored as "the value at `usage_mark`
+//! plus a rate", and is folded forward ([`Simulation::fold`]) only at a step
+//! where something changes (a job finishes, the host flips, a decision is
+//! applied). A step where nothing happens changes nothing, so the numbers do
+//! not depend on whether the simulator visited it: the fixed-step and the
+//! event-driven runs fold at the same steps, with the same spans.
 
-use super::SimError;
-use super::Simulation;
+use super::{SimError, Simulation};
+use crate::availability::OnOffProcess;
 use crate::metrics;
 use crate::model::{Job, JobState, CPU};
-use crate::policy::StaticEstimate;
-use crate::policy::View;
+use crate::policy::admission::EPS;
+use crate::policy::{StaticEstimate, View};
 use crate::registry::Family;
+use crate::rng::stream;
 use crate::rpc;
-use crate::time::NEVER;
+use crate::scenario::Scenario;
+use crate::time::{Clock, NEVER};
+
+/// The host's three on/off processes: the client runs (`on`), computing is
+/// allowed (`active`, BOINC's `active_frac`), GPU computing is allowed
+/// (`gpu`, BOINC's `gpu_active_frac` / `active_frac`, within `active`). The
+/// last two are fractions of on-time, drawn independently of the first,
+/// with the same mean period.
+pub(super) struct HostAvailability {
+    procs: [OnOffProcess; 3],
+    next: [Option<u64>; 3],
+}
+
+impl HostAvailability {
+    pub fn new(scn: &Scenario, seed: u64, clock: &Clock) -> HostAvailability {
+        let a = &scn.host.availability;
+        let gpu_of_active = if a.active_fraction > 0.0 {
+            (a.gpu_active_fraction / a.active_fraction).min(1.0)
+        } else {
+            0.0
+        };
+        let mut procs = [
+            OnOffProcess::new(
+                a.fraction,
+                a.mean_on_seconds,
+                stream(seed, "host-availability", 0),
+            ),
+            OnOffProcess::new(
+                a.active_fraction,
+                a.mean_on_seconds,
+                stream(seed, "host-active", 0),
+            ),
+            OnOffProcess::new(
+                gpu_of_active,
+                a.mean_on_seconds,
+                stream(seed, "host-gpu-active", 0),
+            ),
+        ];
+        let next = [0, 1, 2].map(|i| procs[i].next_flip_step(0, clock.dt, clock.nsteps));
+        HostAvailability { procs, next }
+    }
+
+    /// The next step at which some process flips.
+    pub fn next_flip(&self) -> Option<u64> {
+        self.next.iter().flatten().min().copied()
+    }
+
+    /// Samples the three states at step `k` (a flip step) and finds the
+    /// next flips: (on, active, gpu active).
+    fn sample(&mut self, k: u64, clock: &Clock) -> [bool; 3] {
+        let t = clock.time(k);
+        let states = [0, 1, 2].map(|i| self.procs[i].state_at(t));
+        for i in 0..3 {
+            if self.next[i] == Some(k) {
+                self.next[i] = self.procs[i].next_flip_step(k, clock.dt, clock.nsteps);
+            }
+        }
+        states
+    }
+}
+
+/// FLOPs a running job computes before it ends: all that is left, or up to
+/// the point where it crashes.
+fn flops_to_end(j: &Job) -> f64 {
+    j.fail_at_flops.map_or(j.flops_left, |f| {
+        (j.flops_left - (j.flops_real - f)).max(0.0)
+    })
+}
 
 impl Simulation {
-    pub(super) fn flip_host(&mut self, k: u64) {
-        let t = self.time(k);
-        self.st.host_on = !self.st.host_on;
-        self.host_flip = self.host.next_flip_step(k, self.clock.dt);
-        if t > 0.0 {
-            self.st.observed_on_fraction = self.acc.on_seconds / t;
-        }
-        if self.st.host_on {
-            for (i, j) in self.st.jobs.iter().enumerate() {
-                if j.state == JobState::Running {
-                    let d = self.job_done_step(j);
-                    self.done_step[i] = d;
-                }
-            }
-            if let Some(tl) = &mut self.timeline {
-                if let Some(last) = tl.host_off.last_mut() {
-                    last.1 = t;
-                }
-            }
-        } else {
-            for (i, j) in self.st.jobs.iter().enumerate() {
-                if j.state == JobState::Running {
-                    self.done_step[i] = NEVER;
-                }
-            }
-            if let Some(tl) = &mut self.timeline {
-                tl.host_off.push((t, f64::INFINITY));
-            }
-            self.close_segments(t);
-        }
-    }
-
-    /// The step at which a running job finishes (or crashes).
+    /// The step at which a running job finishes (or crashes), if it keeps
+    /// computing as it does now.
     pub(super) fn job_done_step(&self, j: &Job) -> u64 {
+        if !j.progresses() || j.rate <= 0.0 {
+            return NEVER;
+        }
         self.clock
-            .step_at_or_after(j.since + flops_to_end(j) / j.speed)
+            .step_at_or_after(j.since + flops_to_end(j) / j.rate)
     }
 
-    /// Brings progress and accounting up to the boundary of step `k`.
-    pub(super) fn settle(&mut self, k: u64) {
+    /// A job finishes at step `k`, or the host flips there: the state must
+    /// be folded up to it.
+    pub(super) fn something_happens_at(&self, k: u64) -> bool {
+        self.host.next_flip() == Some(k)
+            || self
+                .st
+                .jobs
+                .iter()
+                .zip(&self.done_step)
+                .any(|(j, d)| j.state == JobState::Running && *d <= k)
+    }
+
+    /// Brings progress and accounting up to the boundary of step `k`; jobs
+    /// whose completion step is `k` finish (their instances are idle for the
+    /// rest of the step they finished in).
+    pub(super) fn fold(&mut self, k: u64) {
         if k <= self.mark_k {
             return;
         }
         let t = self.time(k);
         let nsteps = k - self.mark_k;
         let span = t - self.time(self.mark_k);
-        if self.st.host_on {
-            let nrsc = self.st.host.nrsc();
-            let np = self.st.projects.len();
-            // On the stack for the usual sizes: settle runs at every visited step.
-            let (mut busy_a, mut busy_v) = ([0.0f64; 8], Vec::new());
-            let busy: &mut [f64] = if nrsc <= 8 {
-                &mut busy_a[..nrsc]
-            } else {
-                busy_v.resize(nrsc, 0.0);
-                &mut busy_v
-            };
-            let (mut ran_a, mut ran_v) = ([false; 64], Vec::new());
-            let ran: &mut [bool] = if np <= 64 {
-                &mut ran_a[..np]
-            } else {
-                ran_v.resize(np, false);
-                &mut ran_v
-            };
-            for i in 0..self.st.jobs.len() {
-                if self.st.jobs[i].state != JobState::Running {
-                    continue;
-                }
-                let done = self.done_step[i] <= k;
-                let j = &mut self.st.jobs[i];
-                let ran_s = if done {
-                    (flops_to_end(j) / j.speed).min(span)
-                } else {
-                    span
-                };
-                j.flops_left = (j.flops_left - j.speed * ran_s).max(0.0);
-                j.run_seconds += ran_s;
+        let nrsc = self.st.host.nrsc();
+        let np = self.st.projects.len();
+        // On the stack for the usual sizes: this runs at every visited step
+        // where something happens.
+        let (mut busy_a, mut busy_v) = ([0.0f64; 8], Vec::new());
+        let busy: &mut [f64] = if nrsc <= 8 {
+            &mut busy_a[..nrsc]
+        } else {
+            busy_v.resize(nrsc, 0.0);
+            &mut busy_v
+        };
+        let (mut ran_a, mut ran_v) = ([false; 64], Vec::new());
+        let ran: &mut [bool] = if np <= 64 {
+            &mut ran_a[..np]
+        } else {
+            ran_v.resize(np, false);
+            &mut ran_v
+        };
+        for i in 0..self.st.jobs.len() {
+            let j = &mut self.st.jobs[i];
+            if j.state != JobState::Running {
+                continue;
+            }
+            if !j.progresses {
                 j.since = t;
-                ran[j.project] = true;
-                let pr = &mut self.st.projects[j.project];
-                pr.usage[CPU] += j.cpus * ran_s;
-                busy[CPU] += j.cpus * ran_s;
-                if let Some((r, n)) = j.gpu {
-                    pr.usage[r] += n * ran_s;
-                    busy[r] += n * ran_s;
+                continue;
+            }
+            let done = self.done_step[i] <= k;
+            let ran_s = if done {
+                (flops_to_end(j) / j.rate).min(span)
+            } else {
+                span
+            };
+            j.flops_left = (j.flops_left - j.rate * ran_s).max(0.0);
+            j.run_seconds += ran_s;
+            j.since = t;
+            j.cpu_seconds += j.cpu_share * ran_s;
+            ran[j.project] = true;
+            let pr = &mut self.st.projects[j.project];
+            pr.usage[CPU] += j.cpu_share * ran_s;
+            busy[CPU] += j.cpu_share * ran_s;
+            if let Some((r, n)) = j.gpu {
+                j.gpu_seconds += n * ran_s;
+                pr.usage[r] += n * ran_s;
+                busy[r] += n * ran_s;
+            }
+            if done {
+                j.finished_at = t - span + ran_s;
+                j.state = JobState::Finished;
+                j.progresses = false;
+                if j.fail_at_flops.is_some() {
+                    j.failed = true;
                 }
-                if done {
-                    j.finished_at = j.since - span + ran_s;
-                    j.state = JobState::Finished;
-                    if j.fail_at_flops.is_some() {
-                        j.failed = true;
-                    }
-                    pr.running_instances[CPU] -= j.cpus;
-                    if let Some((r, n)) = j.gpu {
-                        pr.running_instances[r] -= n;
-                    }
-                    self.done_step[i] = NEVER;
-                    self.finished_now.push(i);
-                    if self.st.disk.tracked {
-                        self.disk.outputs_pending.push(j.id);
-                    }
+                pr.running_instances[CPU] -= j.cpus;
+                if let Some((r, n)) = j.gpu {
+                    pr.running_instances[r] -= n;
+                }
+                self.done_step[i] = NEVER;
+                self.finished_now.push(i);
+                if self.st.disk.tracked {
+                    self.disk.outputs_pending.push(j.id);
                 }
             }
-            self.acc.available(&self.st, span, busy);
-            for (p, pr) in self.st.projects.iter_mut().enumerate() {
+        }
+        let allowed = |r: usize| {
+            if r == CPU {
+                self.st.cpu_allowed
+            } else {
+                self.st.gpu_allowed
+            }
+        };
+        self.acc.available(&self.st, span, busy, allowed);
+        let cpu_allowed = self.st.cpu_allowed;
+        for (p, pr) in self.st.projects.iter_mut().enumerate() {
+            if cpu_allowed {
                 let s = &mut pr.stats;
                 if ran[p] {
                     s.steps_since_ran = 0;
@@ -124,30 +202,109 @@ impl Simulation {
                     s.q_steps += metrics::idle_steps_sum(s.steps_since_ran, nsteps);
                     s.steps_since_ran += nsteps;
                 }
+            }
+            if self.st.host_on {
                 // The RPC document's exponentially averaged CPU time.
                 let d = pr.usage[CPU] - pr.exp_mark;
                 pr.exp_avg_cpu = rpc::decay_exp_avg(pr.exp_avg_cpu, span, d);
                 pr.exp_mark = pr.usage[CPU];
             }
-            if let Some(tl) = &mut self.timeline {
-                for &i in &self.finished_now {
-                    let j = &self.st.jobs[i];
-                    tl.end_segment(j.id, j.finished_at);
-                }
-            }
-        } else {
-            for j in self
-                .st
-                .jobs
-                .iter_mut()
-                .filter(|j| j.state == JobState::Running)
-            {
-                j.since = t;
+        }
+        if let Some(tl) = &mut self.timeline {
+            for &i in &self.finished_now {
+                let j = &self.st.jobs[i];
+                tl.end_segment(j.id, j.finished_at);
             }
         }
         self.mark_k = k;
         self.st.usage_mark = t;
-        self.st.on_seconds = self.acc.on_seconds;
+        self.st.available_seconds = self.acc.available_seconds;
+        if !self.finished_now.is_empty() {
+            self.update_rates();
+        }
+    }
+
+    /// The host's processes at flip step `k` (the state is folded to `k`).
+    pub(super) fn flip_host(&mut self, k: u64) {
+        let t = self.time(k);
+        let [on, active, gpu] = self.host.sample(k, &self.clock);
+        let was_on = self.st.host_on;
+        self.st.host_on = on;
+        self.st.cpu_allowed = on && active;
+        self.st.gpu_allowed = on && active && gpu;
+        if t > 0.0 {
+            self.st.observed_on_fraction = self.acc.available_seconds / t;
+        }
+        if let Some(tl) = &mut self.timeline {
+            if was_on && !on {
+                tl.host_off.push((t, f64::INFINITY));
+            } else if !was_on && on {
+                if let Some(last) = tl.host_off.last_mut() {
+                    last.1 = t;
+                }
+            }
+        }
+        self.update_rates();
+    }
+
+    /// Which running jobs compute, and how fast: after any change to the
+    /// running jobs or to what is allowed. While the CPUs are over-committed
+    /// (the running jobs use more than `ncpus`), CPU jobs compute at
+    /// `(ncpus - CPUs of GPU jobs) / CPUs of CPU jobs` of their speed, as
+    /// in BOINC's emulator, so that no FLOPs are made from nothing; GPU jobs
+    /// are never slowed.
+    pub(super) fn update_rates(&mut self) {
+        let (cpu_ok, gpu_ok) = (self.st.cpu_allowed, self.st.gpu_allowed);
+        let computes =
+            |j: &Job| j.state == JobState::Running && if j.gpu.is_some() { gpu_ok } else { cpu_ok };
+        let (mut gpu_cpus, mut cpu_cpus) = (0.0, 0.0);
+        for j in self.st.jobs.iter().filter(|j| computes(j)) {
+            if j.gpu.is_some() {
+                gpu_cpus += j.cpus;
+            } else {
+                cpu_cpus += j.cpus;
+            }
+        }
+        let n = self.st.host.ncpus;
+        let scale = if gpu_cpus + cpu_cpus > n + EPS && cpu_cpus > 0.0 {
+            ((n - gpu_cpus) / cpu_cpus).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        for pr in self.st.projects.iter_mut() {
+            pr.usage_rate.iter_mut().for_each(|x| *x = 0.0);
+        }
+        let now = self.time(self.mark_k);
+        for i in 0..self.st.jobs.len() {
+            let j = &mut self.st.jobs[i];
+            let (was, old_share) = (j.progresses, j.cpu_share);
+            j.progresses = computes(j);
+            if j.progresses {
+                let s = if j.gpu.is_some() { 1.0 } else { scale };
+                j.rate = j.speed * s;
+                j.cpu_share = j.cpus * s;
+                let pr = &mut self.st.projects[j.project];
+                pr.usage_rate[CPU] += j.cpu_share;
+                if let Some((r, n)) = j.gpu {
+                    pr.usage_rate[r] += n;
+                }
+            } else {
+                j.rate = 0.0;
+                j.cpu_share = 0.0;
+            }
+            // The timeline's stretches are the spans in which a job computes
+            // at one share of the CPUs.
+            if let Some(tl) = &mut self.timeline {
+                if was && (!j.progresses || j.cpu_share != old_share) {
+                    tl.end_segment(j.id, now);
+                }
+                if j.progresses {
+                    tl.ensure_segment(j, now);
+                }
+            }
+            let d = self.job_done_step(&self.st.jobs[i]);
+            self.done_step[i] = d;
+        }
     }
 
     /// Tells the estimator of finished jobs; backs off projects whose job failed.
@@ -176,12 +333,4 @@ impl Simulation {
         self.finished_now.clear();
         Ok(())
     }
-}
-
-/// FLOPs a running job computes before it ends: all that is left, or up to
-/// the point where it crashes.
-fn flops_to_end(j: &Job) -> f64 {
-    j.fail_at_flops.map_or(j.flops_left, |f| {
-        (j.flops_left - (j.flops_real - f)).max(0.0)
-    })
 }

@@ -93,7 +93,7 @@ impl Simulation {
             share_violation: r6(metrics::share_violation(&flops, &shares)),
             monotony: r6(metrics::monotony(
                 &q,
-                acc.on_seconds,
+                acc.available_seconds,
                 self.st.prefs.sched_period,
             )),
             rpcs,

@@ -1,11 +1,12 @@
-//! The CPU scheduler's run list: asked for, validated (jobs on the host,
-//! runnable, listed once, no resource over-committed), applied.
+//! The CPU scheduler's run list: asked for, checked (jobs on the host,
+//! runnable, listed once, admitted by BOINC's rules: CPUs over-committed by
+//! at most one job, GPUs never, max_concurrent), applied.
 
 use super::{live_view, SimError, Simulation};
-use crate::model::{JobState, CPU};
+use crate::model::{Job, JobState, RunMode, CPU};
+use crate::policy::admission::Admission;
 use crate::policy::RunList;
 use crate::registry::Family;
-use crate::time::NEVER;
 
 impl Simulation {
     pub(super) fn schedule(&mut self) -> Result<(), SimError> {
@@ -35,8 +36,7 @@ impl Simulation {
     }
 
     fn validate_run_list(&self, out: &RunList) -> Result<(), SimError> {
-        let nrsc = self.st.host.nrsc();
-        let mut used = vec![0.0; nrsc];
+        let mut listed: Vec<&Job> = Vec::with_capacity(out.jobs.len());
         for (n, &(id, _)) in out.jobs.iter().enumerate() {
             let Some(j) = self.st.job(id) else {
                 return Err(self.invalid(Family::Cpu, format!("job {id} is not on the host")));
@@ -49,43 +49,27 @@ impl Simulation {
             if out.jobs[..n].iter().any(|(o, _)| *o == id) {
                 return Err(self.invalid(Family::Cpu, format!("job {id} is listed twice")));
             }
-            used[CPU] += j.cpus;
-            if let Some((r, c)) = j.gpu {
-                used[r] += c;
-            }
+            listed.push(j);
         }
-        for (r, u) in used.iter().enumerate() {
-            if *u > self.st.host.ninstances(r) + 1e-9 {
-                return Err(self.invalid(
-                    Family::Cpu,
-                    format!(
-                        "the jobs it runs need {u} {} instances; the host has {}",
-                        self.st.host.rsc_name(r),
-                        self.st.host.ninstances(r)
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        Admission::admits_all(&self.st.host, &self.st.projects, &listed)
+            .map_err(|m| self.invalid(Family::Cpu, m))
     }
 
     fn apply_schedule(&mut self, out: &RunList) -> Result<(), SimError> {
         self.validate_run_list(out)?;
+        self.fold(self.k);
         let now = self.st.now;
         for i in 0..self.st.jobs.len() {
             let id = self.st.jobs[i].id;
             let listed = out.jobs.iter().find(|(j, _)| *j == id).map(|(_, m)| *m);
             let j = &mut self.st.jobs[i];
+            let pr = &mut self.st.projects[j.project];
             match (j.state, listed) {
                 (JobState::Running, None) => {
                     j.state = JobState::Preempted;
-                    let pr = &mut self.st.projects[j.project];
                     pr.running_instances[CPU] -= j.cpus;
                     if let Some((r, n)) = j.gpu {
                         pr.running_instances[r] -= n;
-                    }
-                    if let Some(tl) = &mut self.timeline {
-                        tl.end_segment(id, now);
                     }
                 }
                 (JobState::Queued | JobState::Preempted, Some(mode)) => {
@@ -93,8 +77,7 @@ impl Simulation {
                     j.since = now;
                     j.last_started = now;
                     j.mode = mode;
-                    j.ever_deadline_mode |= mode == crate::model::RunMode::Deadline;
-                    let pr = &mut self.st.projects[j.project];
+                    j.ever_deadline_mode |= mode == RunMode::Deadline;
                     pr.running_instances[CPU] += j.cpus;
                     if let Some((r, n)) = j.gpu {
                         pr.running_instances[r] += n;
@@ -102,32 +85,27 @@ impl Simulation {
                 }
                 (JobState::Running, Some(mode)) => {
                     if j.mode != mode {
+                        // A new stretch of the timeline, in the new mode.
                         if let Some(tl) = &mut self.timeline {
                             tl.end_segment(id, now);
                         }
+                        j.mode = mode;
+                        if let Some(tl) = &mut self.timeline {
+                            if j.progresses {
+                                tl.ensure_segment(j, now);
+                            }
+                        }
                     }
-                    j.mode = mode;
-                    j.ever_deadline_mode |= mode == crate::model::RunMode::Deadline;
+                    j.ever_deadline_mode |= mode == RunMode::Deadline;
                 }
                 _ => {}
             }
         }
         if self.done_step.len() < self.st.jobs.len() {
-            self.done_step.resize(self.st.jobs.len(), NEVER);
+            self.done_step
+                .resize(self.st.jobs.len(), crate::time::NEVER);
         }
-        for i in 0..self.st.jobs.len() {
-            let j = &self.st.jobs[i];
-            self.done_step[i] = if j.state == JobState::Running {
-                self.job_done_step(j)
-            } else {
-                NEVER
-            };
-            if j.state == JobState::Running {
-                if let Some(tl) = &mut self.timeline {
-                    tl.ensure_segment(j, now);
-                }
-            }
-        }
+        self.update_rates();
         Ok(())
     }
 }

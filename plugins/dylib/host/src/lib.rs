@@ -535,7 +535,7 @@ impl Snapshot {
                 resource_share: pr.resource_share,
                 share_fraction: v.share_fraction(p),
                 latency_bound: pr.latency_bound,
-                exp_avg_cpu: pr.exp_avg_cpu,
+                exp_avg_cpu: v.exp_avg_cpu(p),
                 contactable: v.contactable(p) as u8,
                 has_runnable: v.project_has_runnable(p) as u8,
                 napps: pr.apps.len(),
