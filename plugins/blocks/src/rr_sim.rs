@@ -5,6 +5,16 @@
 //! expected within the work-buffer period. CS2, WF2 and the GPU fetcher share
 //! it. It runs once per resource: a CPU job shares the CPUs, a GPU job the
 //! instances of its GPU type.
+//!
+//! Today's hosts (where the 2007 client is silent, as BOINC's current
+//! client does):
+//! - the CPUs that running GPU jobs hold are not the CPU jobs': the CPU
+//!   simulation has `ncpus` less those CPUs (at least 0), and a project's
+//!   jobs become active while its active jobs hold less than that, so the
+//!   last one may over-commit the CPUs as the scheduler would;
+//! - app and project `max_concurrent` caps hold for active jobs, and a
+//!   capped project wants at most the instances its caps let it use (its
+//!   "MC shortfall"), so that work fetch asks other projects instead.
 
 use vcsim_framework::{JobState, PolicyResult, Rsc, View};
 
@@ -34,6 +44,9 @@ pub struct ProjectResult {
     pub shortfall: f64,
     /// Has unfinished jobs for this resource.
     pub has_jobs: bool,
+    /// Instances of this resource its max_concurrent caps let it use
+    /// (infinite without caps).
+    pub can_use: f64,
 }
 
 /// The result of one round-robin simulation of one resource.
@@ -70,20 +83,72 @@ struct Scratch {
     live: Vec<bool>,
     rate: Vec<f64>,
     next_waiting: Vec<usize>,
+    /// Active jobs per project and per (project, app), for the caps.
+    active_jobs: Vec<u32>,
+    active_app: Vec<Vec<u32>>,
+}
+
+/// Instances of resource `rsc` that the CPU jobs may use: the CPUs less
+/// those that running GPU jobs hold; a GPU's instances.
+pub fn instances(v: &View, rsc: Rsc) -> f64 {
+    let n = v.host().ninstances(rsc);
+    if rsc != 0 {
+        return n;
+    }
+    let gpu_cpus: f64 = v
+        .jobs()
+        .iter()
+        .filter(|j| j.state == JobState::Running && j.gpu.is_some())
+        .map(|j| j.cpus)
+        .sum();
+    (n - gpu_cpus).max(0.0)
+}
+
+/// Instances of `rsc` project `p` can use at once under its max_concurrent
+/// caps (infinite if it has none), with its apps' widths.
+fn can_use(v: &View, p: usize, rsc: Rsc) -> f64 {
+    let pr = v.project(p);
+    let width = |a: &vcsim_framework::model::AppInfo| {
+        if rsc == 0 {
+            a.cpus
+        } else {
+            a.gpu.map_or(0.0, |g| g.1)
+        }
+    };
+    let apps = pr
+        .apps
+        .iter()
+        .filter(|a| a.runs_on_host() && a.rsc() == rsc);
+    let mut by_apps = 0.0;
+    let mut widest: f64 = 0.0;
+    for a in apps {
+        widest = widest.max(width(a));
+        by_apps += if a.max_concurrent > 0 {
+            a.max_concurrent as f64 * width(a)
+        } else {
+            f64::INFINITY
+        };
+    }
+    let by_project = if pr.max_concurrent > 0 {
+        pr.max_concurrent as f64 * widest
+    } else {
+        f64::INFINITY
+    };
+    by_apps.min(by_project)
 }
 
 /// Runs the simulation for resource `rsc` over the horizon `buffer` seconds,
 /// writing into `out` (its buffers are reused).
 pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyResult<()> {
     let now = v.now();
-    let host = v.host();
-    let n = host.ninstances(rsc);
+    let n = instances(v, rsc);
     let np = v.projects().len();
     let ocf = v.on_fraction();
     let trs: f64 = v.projects().iter().map(|p| p.resource_share).sum();
     let bmin = v.prefs().work_buf_min;
     let period = v.prefs().sched_period;
     let end = now + buffer;
+    let jobs = v.jobs();
 
     out.rsc = rsc;
     out.jobs.clear();
@@ -91,7 +156,7 @@ pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyRe
     out.projects.resize(np, ProjectResult::default());
     out.shortfall = 0.0;
     out.first_idle = f64::INFINITY;
-    for (i, j) in v.jobs().iter().enumerate() {
+    for (i, j) in jobs.iter().enumerate() {
         if j.state == JobState::Finished || j.rsc() != rsc {
             continue;
         }
@@ -112,10 +177,26 @@ pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyRe
         });
         out.projects[j.project].has_jobs = true;
     }
-    // Projects with no jobs lack their whole share of the buffer.
+    // A project wants its share of the instances, or what its caps let it
+    // use if that is less; with no jobs it lacks the whole of it.
+    let capped = v
+        .projects()
+        .iter()
+        .any(|p| p.max_concurrent > 0 || p.apps.iter().any(|a| a.max_concurrent > 0));
+    let want = |p: usize, can_use: f64| (n * v.project(p).resource_share / trs).min(can_use);
     for (p, pr) in out.projects.iter_mut().enumerate() {
+        pr.can_use = if capped {
+            can_use(v, p, rsc)
+        } else {
+            f64::INFINITY
+        };
         if !pr.has_jobs {
-            pr.shortfall = buffer * ocf * n * v.project(p).resource_share / trs;
+            // (Written as BOINC 2007 computes it when uncapped, to the bit.)
+            pr.shortfall = if pr.can_use.is_finite() {
+                buffer * ocf * want(p, pr.can_use)
+            } else {
+                buffer * ocf * n * v.project(p).resource_share / trs
+            };
         }
     }
     let sc = &mut out.scratch;
@@ -128,18 +209,46 @@ pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyRe
     sc.rate.resize(np, 0.0);
     sc.live.clear();
     sc.live.extend(out.projects.iter().map(|p| p.has_jobs));
-    // Active jobs: each project's first jobs up to N instances, in list
-    // order; the others wait, FIFO (`next_waiting[p]` is the next index to look at).
+    sc.active_jobs.clear();
+    sc.active_jobs.resize(np, 0);
+    sc.active_app.clear();
+    if capped {
+        sc.active_app
+            .extend(v.projects().iter().map(|p| vec![0; p.apps.len()]));
+    }
+    // Whether the caps let the job at view index `i` become active.
+    let cap_ok = |sc: &Scratch, i: usize| -> bool {
+        if !capped {
+            return true;
+        }
+        let j = &jobs[i];
+        let pr = v.project(j.project);
+        let app_cap = pr.apps[j.app].max_concurrent;
+        (pr.max_concurrent == 0 || sc.active_jobs[j.project] < pr.max_concurrent)
+            && (app_cap == 0 || sc.active_app[j.project][j.app] < app_cap)
+    };
+    let count = |sc: &mut Scratch, i: usize, d: i32| {
+        if capped {
+            let j = &jobs[i];
+            sc.active_jobs[j.project] = (sc.active_jobs[j.project] as i32 + d) as u32;
+            let a = &mut sc.active_app[j.project][j.app];
+            *a = (*a as i32 + d) as u32;
+        }
+    };
+    // Active jobs: each project's first jobs up to N instances (that its
+    // caps allow), in list order; the others wait, FIFO (`next_waiting[p]`
+    // is the next index to look at).
     sc.next_waiting.clear();
     sc.next_waiting.resize(np, nj);
     let mut busy = 0.0;
     sc.act.clear();
     for (k, j) in out.jobs.iter().enumerate() {
-        if sc.active_width[j.project] < n {
+        if sc.active_width[j.project] < n && cap_ok(sc, j.index) {
             sc.active[k] = true;
             sc.act.push(k);
             sc.active_width[j.project] += j.width;
             busy += j.width;
+            count(sc, j.index, 1);
         } else if sc.next_waiting[j.project] == nj {
             sc.next_waiting[j.project] = k;
         }
@@ -191,7 +300,7 @@ pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyRe
                 out.first_idle = t;
             }
             out.shortfall += d * idle;
-            let want = n * v.project(p).resource_share / trs;
+            let want = want(p, out.projects[p].can_use);
             if want > prior_active {
                 out.projects[p].shortfall += d * (want - prior_active);
             }
@@ -218,11 +327,15 @@ pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyRe
         sc.act.remove(pos);
         sc.active_width[p] -= out.jobs[kb].width;
         busy -= out.jobs[kb].width;
-        // The project's next waiting job becomes active, at its project's rate.
+        count(sc, out.jobs[kb].index, -1);
+        // The project's next waiting job (that its caps allow) becomes
+        // active, at its project's rate. Without caps the first waiting one
+        // always may, and the search starts where the last one ended.
+        let waiting = |w: usize, sc: &Scratch| {
+            out.jobs[w].project == p && !sc.active[w] && out.jobs[w].finish.is_infinite()
+        };
         let mut w = sc.next_waiting[p];
-        while w < nj
-            && !(out.jobs[w].project == p && !sc.active[w] && out.jobs[w].finish.is_infinite())
-        {
+        while w < nj && !(waiting(w, sc) && cap_ok(sc, out.jobs[w].index)) {
             w += 1;
         }
         if w < nj {
@@ -231,16 +344,24 @@ pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyRe
             sc.act.insert(at, w);
             sc.active_width[p] += out.jobs[w].width;
             busy += out.jobs[w].width;
-            sc.next_waiting[p] = w + 1;
+            count(sc, out.jobs[w].index, 1);
+            if !capped {
+                sc.next_waiting[p] = w + 1;
+            }
             set_rates(sc);
-        } else {
+        } else if !capped || !(sc.next_waiting[p]..nj).any(|w| waiting(w, sc)) {
             sc.next_waiting[p] = nj;
         }
         if sc.active_width[p] <= 1e-12 {
             sc.active_width[p] = 0.0;
             sc.live[p] = false;
             if t < end {
-                out.projects[p].shortfall += (end - t) * n * v.project(p).resource_share / trs;
+                let cu = out.projects[p].can_use;
+                out.projects[p].shortfall += if cu.is_finite() {
+                    (end - t) * want(p, cu)
+                } else {
+                    (end - t) * n * v.project(p).resource_share / trs
+                };
             }
             // Rates change only when a project runs out of jobs (BOINC's rule).
             set_rates(sc);
