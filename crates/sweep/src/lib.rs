@@ -17,23 +17,23 @@
 
 #![forbid(unsafe_code)]
 
+pub mod data;
 pub mod knobs;
 pub mod output;
 pub mod plot;
 pub mod stats;
+pub mod summary;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use vcsim_framework::{Metrics, PolicySpec, Registry, Scenario, SimOptions};
 
+pub use data::{value_label, Axis, Definition, Input, Manifest, Row, Shard, VERSION};
 pub use knobs::{Param, Setting};
-pub use output::{merge, write_outputs, Manifest, MergeError, Row};
-
-/// vcsim's version, written into every manifest.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use output::{merge, write_outputs, MergeError};
 
 /// A sweep file that cannot be used, and where the fault is.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,36 +84,6 @@ struct RawAxis {
     values: Spanned<Vec<Spanned<toml::Value>>>,
 }
 
-/// One axis: a parameter and its values, in the file's order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Axis {
-    pub param: String,
-    pub values: Vec<serde_json::Value>,
-}
-
-/// An input file of the sweep and its SHA-256, as named relative to the
-/// sweep file's directory (so manifests do not depend on where they ran).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Input {
-    pub path: String,
-    pub sha256: String,
-}
-
-/// The definition of a sweep, as written in its manifest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Definition {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub description: String,
-    pub file: String,
-    pub scenario: String,
-    pub policies: Vec<String>,
-    pub replications: u32,
-    pub metrics: Vec<String>,
-    pub set: std::collections::BTreeMap<String, serde_json::Value>,
-    pub axes: Vec<Axis>,
-}
-
 /// A point of the axes' product, with the scenario it runs (or why it
 /// cannot run: a value that makes the scenario invalid fails the cell, not
 /// the sweep).
@@ -145,18 +115,6 @@ fn sha256_hex(bytes: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Shows a TOML value as the CSV files and plots name it.
-pub fn value_label(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() => format!("{f}"),
-            _ => n.to_string(),
-        },
-        other => other.to_string(),
-    }
-}
-
 fn toml_to_json(v: &toml::Value) -> Option<serde_json::Value> {
     Some(match v {
         toml::Value::String(s) => serde_json::Value::String(s.clone()),
@@ -173,30 +131,6 @@ fn toml_to_json(v: &toml::Value) -> Option<serde_json::Value> {
         ),
         toml::Value::Datetime(_) => return None,
     })
-}
-
-/// A deterministic slice of the cells: shard K of N runs cells i with
-/// `i % N == K - 1` (round robin, so that slow regions of an axis spread).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
-    pub k: usize,
-    pub n: usize,
-}
-
-impl Shard {
-    pub fn parse(s: &str) -> Result<Shard, String> {
-        let bad = || format!("--shard takes K/N with 1 <= K <= N (like 2/4), found `{s}`");
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let k: usize = k.trim().parse().map_err(|_| bad())?;
-        let n: usize = n.trim().parse().map_err(|_| bad())?;
-        if n == 0 || k == 0 || k > n {
-            return Err(bad());
-        }
-        Ok(Shard { k, n })
-    }
-    pub fn contains(&self, cell: usize) -> bool {
-        cell % self.n == self.k - 1
-    }
 }
 
 impl Sweep {

@@ -5,57 +5,11 @@
 //! which reads the shards' rows back, computes the very same summary and
 //! plots as an unsharded run.
 
-use crate::stats::{verdict, Estimate};
-use crate::{Definition, Input, Shard};
-use serde::{Deserialize, Serialize};
+use crate::data::{Definition, Manifest, Row};
+use crate::summary::{summarize, SummaryLine};
 use std::path::{Path, PathBuf};
 use vcsim_framework::metrics::round6;
 use vcsim_framework::Metrics;
-
-/// One run: a cell, a policy, a replication.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub cell: usize,
-    /// The value of each axis, as text.
-    pub labels: Vec<String>,
-    pub policy: String,
-    pub replication: u32,
-    pub seed: u64,
-    /// The metrics in [`Metrics::NAMES`] order, or why the run failed.
-    pub outcome: Result<Vec<f64>, String>,
-}
-
-/// `manifest.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub vcsim_version: String,
-    pub sweep: Definition,
-    pub inputs: Vec<Input>,
-    pub seeds: Vec<u64>,
-    /// Cells of the whole sweep (a shard runs some of them).
-    pub cells: usize,
-    /// Which slice this directory holds; `null` for a whole sweep.
-    pub shard: Option<Shard>,
-    /// Runs written to `results.csv`, and how many of them failed.
-    pub runs: usize,
-    pub failed_runs: usize,
-}
-
-/// One line of `summary.csv`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SummaryLine {
-    pub cell: usize,
-    pub labels: Vec<String>,
-    pub policy: String,
-    pub metric: String,
-    pub n: usize,
-    pub mean: Option<f64>,
-    pub ci_low: Option<f64>,
-    pub ci_high: Option<f64>,
-    /// Paired difference from the first policy (absent for the first).
-    pub diff: Option<Estimate>,
-    pub verdict: Option<&'static str>,
-}
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> std::io::Error {
     std::io::Error::other(format!("{}: {e}", path.display()))
@@ -65,63 +19,6 @@ fn opt(x: Option<f64>) -> String {
     x.filter(|v| v.is_finite())
         .map(|v| format!("{}", round6(v)))
         .unwrap_or_default()
-}
-
-/// Per cell and policy, per metric: mean, interval and the paired difference
-/// from the first policy. Rows must be in (cell, policy, replication) order.
-pub fn summarize(def: &Definition, rows: &[Row]) -> Vec<SummaryLine> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < rows.len() {
-        let cell = rows[i].cell;
-        let mut j = i;
-        while j < rows.len() && rows[j].cell == cell {
-            j += 1;
-        }
-        let group = &rows[i..j];
-        let base_policy = &def.policies[0];
-        for policy in &def.policies {
-            let mine: Vec<&Row> = group.iter().filter(|r| &r.policy == policy).collect();
-            if mine.is_empty() {
-                continue;
-            }
-            for (k, m) in Metrics::NAMES.iter().enumerate() {
-                let xs: Vec<f64> = mine
-                    .iter()
-                    .filter_map(|r| r.outcome.as_ref().ok().map(|v| v[k]))
-                    .collect();
-                let e = (!xs.is_empty()).then(|| Estimate::of(&xs));
-                let diff = if policy == base_policy {
-                    None
-                } else {
-                    let d: Vec<f64> = mine
-                        .iter()
-                        .filter_map(|r| {
-                            let b = group.iter().find(|b| {
-                                &b.policy == base_policy && b.replication == r.replication
-                            })?;
-                            Some(r.outcome.as_ref().ok()?[k] - b.outcome.as_ref().ok()?[k])
-                        })
-                        .collect();
-                    (!d.is_empty()).then(|| Estimate::of(&d))
-                };
-                out.push(SummaryLine {
-                    cell,
-                    labels: mine[0].labels.clone(),
-                    policy: policy.clone(),
-                    metric: m.to_string(),
-                    n: xs.len(),
-                    mean: e.map(|e| e.mean),
-                    ci_low: e.and_then(|e| e.low()),
-                    ci_high: e.and_then(|e| e.high()),
-                    verdict: diff.map(|d| verdict(m, &d).text()),
-                    diff,
-                });
-            }
-        }
-        i = j;
-    }
-    out
 }
 
 fn results_csv(def: &Definition, rows: &[Row]) -> Result<Vec<u8>, csv::Error> {

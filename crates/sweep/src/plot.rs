@@ -3,8 +3,8 @@
 //! plotters' SVG backend only: text is written as SVG `<text>`, so no font
 //! is needed at build or run time.
 
-use crate::output::SummaryLine;
-use crate::Definition;
+use crate::data::{value_label, Definition};
+use crate::summary::SummaryLine;
 use plotters::prelude::*;
 
 const COLORS: [RGBColor; 10] = [
@@ -45,7 +45,7 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
         let hi = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         lo > 0.0 && hi / lo >= 50.0
     });
-    let labels0: Vec<String> = axis.values.iter().map(crate::value_label).collect();
+    let labels0: Vec<String> = axis.values.iter().map(value_label).collect();
     let x_of = |label: &str| -> Option<f64> {
         let i = labels0.iter().position(|l| l == label)?;
         Some(match &numeric {
