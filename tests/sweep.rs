@@ -130,6 +130,169 @@ fn merged_shards_are_byte_identical_to_one_run() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("shard 2/2 is missing"));
 }
 
+fn copy_dir(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    for (name, bytes) in files(from) {
+        std::fs::write(to.join(name), bytes).unwrap();
+    }
+}
+
+/// `vcsim merge` that must refuse: exit 2, a message naming `culprit` and
+/// saying `what`, and nothing written.
+fn merge_refused(dir: &Path, args: &[&str], culprit: &str, what: &str) {
+    let _ = std::fs::remove_dir_all(dir.join("merged"));
+    let mut all = vec!["merge"];
+    all.extend(args);
+    all.extend(["--out", "merged"]);
+    let out = vcsim(&all, dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        err.contains(culprit) && err.contains(what),
+        "{args:?}: want `{culprit}` and `{what}` in: {err}"
+    );
+    assert!(!dir.join("merged").exists(), "{args:?}: nothing is written");
+}
+
+#[test]
+fn merge_refuses_damaged_foreign_duplicate_and_missing_shards() {
+    let sweep = SMALL.replace("values = [1, 3]", "values = [1, 2, 3]");
+    let dir = workdir("merge-checks", &sweep);
+    for k in 1..=2 {
+        let (s, o) = (format!("{k}/2"), format!("shard{k}"));
+        let out = vcsim(&["sweep", "sweep.toml", "--out", &o, "--shard", &s], &dir);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let man: serde_json::Value =
+        serde_json::from_str(&read(&dir.join("shard1/manifest.json"))).unwrap();
+    assert_eq!(man["cell_ids"], serde_json::json!([0, 2]));
+    assert_eq!(man["runs"], 8);
+    let results = std::fs::read(dir.join("shard1/results.csv")).unwrap();
+    assert_eq!(
+        man["results_sha256"].as_str().unwrap(),
+        vcsim_sweep::sha256_hex(&results),
+        "the manifest holds the SHA-256 of results.csv"
+    );
+    let text = String::from_utf8(results.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+
+    // results.csv cut at a line boundary, cut inside a line, emptied, garbage.
+    let damage = |name: &str, bytes: &[u8]| {
+        copy_dir(&dir.join("shard1"), &dir.join(name));
+        std::fs::write(dir.join(name).join("results.csv"), bytes).unwrap();
+    };
+    damage("cut", format!("{}\n", lines[..5].join("\n")).as_bytes());
+    merge_refused(&dir, &["cut", "shard2"], "cut", "4 of the 8 runs");
+    damage("cut-mid-line", &results[..results.len() - 40]);
+    merge_refused(
+        &dir,
+        &["cut-mid-line", "shard2"],
+        "cut-mid-line",
+        "columns, expected",
+    );
+    damage("empty", b"");
+    merge_refused(&dir, &["empty", "shard2"], "empty", "results.csv is empty");
+    damage("garbage", b"\x00\x01garbage\nnot,a,sweep\n");
+    merge_refused(&dir, &["garbage", "shard2"], "garbage", "results.csv:1");
+    // A number changed: the rows are complete, only the checksum tells.
+    let mut fields: Vec<&str> = lines[1].split(',').collect();
+    let at = fields.iter().position(|f| *f == "ok").unwrap() + 1;
+    fields[at] = if fields[at] == "0.25" { "0.5" } else { "0.25" };
+    let mut changed = lines.clone();
+    let line = fields.join(",");
+    changed[1] = &line;
+    damage("changed", format!("{}\n", changed.join("\n")).as_bytes());
+    merge_refused(
+        &dir,
+        &["changed", "shard2"],
+        "changed",
+        "does not match manifest.json",
+    );
+    // A row removed and the manifest made to agree: the missing run shows.
+    copy_dir(&dir.join("shard1"), &dir.join("short"));
+    let short = format!("{}\n{}\n", lines[..3].join("\n"), lines[4..].join("\n"));
+    std::fs::write(dir.join("short/results.csv"), &short).unwrap();
+    let mut m = man.clone();
+    m["runs"] = 7.into();
+    m["results_sha256"] = vcsim_sweep::sha256_hex(short.as_bytes()).into();
+    std::fs::write(dir.join("short/manifest.json"), m.to_string()).unwrap();
+    merge_refused(
+        &dir,
+        &["short", "shard2"],
+        "short",
+        "replication 0); the file is incomplete",
+    );
+    // A manifest from before the checksum.
+    copy_dir(&dir.join("shard1"), &dir.join("old"));
+    let mut m = man.clone();
+    m.as_object_mut().unwrap().remove("results_sha256");
+    std::fs::write(dir.join("old/manifest.json"), m.to_string()).unwrap();
+    merge_refused(&dir, &["old", "shard2"], "old", "no `results_sha256`");
+    // No manifest at all.
+    copy_dir(&dir.join("shard1"), &dir.join("nomanifest"));
+    std::fs::remove_file(dir.join("nomanifest/manifest.json")).unwrap();
+    merge_refused(
+        &dir,
+        &["nomanifest", "shard2"],
+        "nomanifest",
+        "cannot read manifest.json",
+    );
+
+    // A shard of another sweep (3 replications instead of 2).
+    std::fs::write(
+        dir.join("other.toml"),
+        sweep.replace("replications = 2", "replications = 3"),
+    )
+    .unwrap();
+    let out = vcsim(
+        &["sweep", "other.toml", "--out", "other2", "--shard", "2/2"],
+        &dir,
+    );
+    assert!(out.status.success());
+    merge_refused(
+        &dir,
+        &["shard1", "other2"],
+        "other2",
+        "not a shard of the same sweep",
+    );
+    // The same shard twice, under two names or one.
+    copy_dir(&dir.join("shard1"), &dir.join("again"));
+    merge_refused(
+        &dir,
+        &["shard1", "again"],
+        "again",
+        "shard 1/2 is given twice (also as shard1)",
+    );
+    merge_refused(
+        &dir,
+        &["shard1", "shard1", "shard2"],
+        "shard1",
+        "given twice",
+    );
+    merge_refused(&dir, &["shard2"], "", "shard 1/2 is missing");
+    // Into one of the shards.
+    let out = vcsim(&["merge", "shard1", "shard2", "--out", "shard1"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is also the --out directory"));
+    assert_eq!(
+        std::fs::read(dir.join("shard1/results.csv")).unwrap(),
+        results
+    );
+    // And the intact shards still merge.
+    let out = vcsim(&["merge", "shard1", "shard2", "--out", "merged"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("12 runs written"));
+}
+
 #[test]
 fn a_failing_cell_does_not_lose_the_others() {
     let sweep = SMALL

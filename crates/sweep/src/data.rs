@@ -39,6 +39,36 @@ pub struct Definition {
     pub axes: Vec<Axis>,
 }
 
+impl Definition {
+    /// Cells of the sweep: the product of the axes' lengths (1 without an
+    /// axis: the scenario itself).
+    pub fn cell_count(&self) -> usize {
+        self.axes.iter().map(|a| a.values.len()).product()
+    }
+
+    /// The index of each axis's value at `cell` (the last axis varies
+    /// fastest).
+    pub fn value_indices(&self, cell: usize) -> Vec<usize> {
+        let mut idx = Vec::with_capacity(self.axes.len());
+        let mut rest = cell;
+        for a in self.axes.iter().rev() {
+            idx.push(rest % a.values.len());
+            rest /= a.values.len();
+        }
+        idx.reverse();
+        idx
+    }
+
+    /// The value of each axis at `cell`, as the CSV files write it.
+    pub fn cell_labels(&self, cell: usize) -> Vec<String> {
+        self.value_indices(cell)
+            .iter()
+            .zip(&self.axes)
+            .map(|(&j, a)| value_label(&a.values[j]))
+            .collect()
+    }
+}
+
 /// Shows a TOML value as the CSV files and plots name it.
 pub fn value_label(v: &serde_json::Value) -> String {
     match v {
@@ -99,7 +129,23 @@ pub struct Manifest {
     pub cells: usize,
     /// Which slice this directory holds; `null` for a whole sweep.
     pub shard: Option<Shard>,
+    /// The cells whose runs `results.csv` holds, ascending (every cell
+    /// for a whole sweep).
+    #[serde(default)]
+    pub cell_ids: Vec<usize>,
     /// Runs written to `results.csv`, and how many of them failed.
     pub runs: usize,
     pub failed_runs: usize,
+    /// SHA-256 of `results.csv` as written, so that `merge` can tell a
+    /// file changed or cut short after the sweep wrote it. (Empty in a
+    /// manifest written before vcsim recorded it.)
+    #[serde(default)]
+    pub results_sha256: String,
+}
+
+/// SHA-256 as 64 lowercase hex digits.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -25,13 +25,12 @@ pub mod stats;
 pub mod summary;
 
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use vcsim_framework::{Metrics, PolicySpec, Registry, Scenario, SimOptions};
 
-pub use data::{value_label, Axis, Definition, Input, Manifest, Row, Shard, VERSION};
+pub use data::{sha256_hex, value_label, Axis, Definition, Input, Manifest, Row, Shard, VERSION};
 pub use knobs::{Param, Setting};
 pub use output::{merge, write_outputs, MergeError};
 
@@ -108,11 +107,6 @@ pub struct Sweep {
     pub policy_lines: Vec<usize>,
     pub inputs: Vec<Input>,
     pub cells: Vec<Cell>,
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
-    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn toml_to_json(v: &toml::Value) -> Option<serde_json::Value> {
@@ -464,8 +458,12 @@ impl Sweep {
             seeds: self.seeds(),
             cells: self.cells.len(),
             shard,
+            cell_ids: (0..self.cells.len())
+                .filter(|&c| shard.is_none_or(|s| s.contains(c)))
+                .collect(),
             runs: 0,
             failed_runs: 0,
+            results_sha256: String::new(),
         }
     }
 }

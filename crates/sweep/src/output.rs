@@ -5,7 +5,7 @@
 //! which reads the shards' rows back, computes the very same summary and
 //! plots as an unsharded run.
 
-use crate::data::{Definition, Manifest, Row};
+use crate::data::{sha256_hex, Definition, Manifest, Row};
 use crate::summary::{summarize, SummaryLine};
 use std::path::{Path, PathBuf};
 use vcsim_framework::metrics::round6;
@@ -21,16 +21,20 @@ fn opt(x: Option<f64>) -> String {
         .unwrap_or_default()
 }
 
-fn results_csv(def: &Definition, rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
+fn results_header(def: &Definition) -> Vec<String> {
     let mut header: Vec<String> = vec!["cell".into()];
     header.extend(def.axes.iter().map(|a| a.param.clone()));
     header.extend(["policy", "replication", "seed", "status"].map(String::from));
     header.extend(Metrics::NAMES.map(String::from));
     header.push("error".into());
-    w.write_record(&header)?;
+    header
+}
+
+fn results_csv(def: &Definition, rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    w.write_record(results_header(def))?;
     for r in rows {
         let mut rec: Vec<String> = vec![r.cell.to_string()];
         rec.extend(r.labels.iter().cloned());
@@ -96,13 +100,15 @@ fn summary_csv(def: &Definition, lines: &[SummaryLine]) -> Result<Vec<u8>, csv::
 
 /// Writes `results.csv`, `summary.csv`, `<metric>.svg` for the sweep's
 /// metrics and `manifest.json` into `dir` (created if missing). Returns the
-/// manifest written, with its run counts filled in.
+/// manifest written, with its run counts and the checksum of `results.csv`
+/// filled in. The manifest is written last: a directory without one is not
+/// a finished output.
 pub fn write_outputs(dir: &Path, manifest: &Manifest, rows: &[Row]) -> std::io::Result<Manifest> {
     std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
     let def = &manifest.sweep;
     let p = dir.join("results.csv");
-    std::fs::write(&p, results_csv(def, rows).map_err(|e| io_err(&p, e))?)
-        .map_err(|e| io_err(&p, e))?;
+    let results = results_csv(def, rows).map_err(|e| io_err(&p, e))?;
+    std::fs::write(&p, &results).map_err(|e| io_err(&p, e))?;
     let summary = summarize(def, rows);
     let p = dir.join("summary.csv");
     std::fs::write(&p, summary_csv(def, &summary).map_err(|e| io_err(&p, e))?)
@@ -115,6 +121,7 @@ pub fn write_outputs(dir: &Path, manifest: &Manifest, rows: &[Row]) -> std::io::
     let mut man = manifest.clone();
     man.runs = rows.len();
     man.failed_runs = rows.iter().filter(|r| r.outcome.is_err()).count();
+    man.results_sha256 = sha256_hex(&results);
     let p = dir.join("manifest.json");
     let mut text = serde_json::to_string_pretty(&man).map_err(|e| io_err(&p, e))?;
     text.push('\n');
@@ -140,7 +147,8 @@ impl std::fmt::Display for MergeError {
 
 impl std::error::Error for MergeError {}
 
-/// Reads a sweep directory back: its manifest and rows.
+/// Reads a sweep directory back: its manifest and rows, after checking that
+/// `results.csv` is the file the manifest describes ([`verify`]).
 pub fn read_dir(dir: &Path) -> Result<(Manifest, Vec<Row>), MergeError> {
     let e = |m: String| MergeError {
         dir: Some(dir.to_path_buf()),
@@ -151,24 +159,49 @@ pub fn read_dir(dir: &Path) -> Result<(Manifest, Vec<Row>), MergeError> {
         std::fs::read_to_string(&mp).map_err(|x| e(format!("cannot read manifest.json: {x}")))?;
     let man: Manifest = serde_json::from_str(&text)
         .map_err(|x| e(format!("manifest.json is not a sweep manifest: {x}")))?;
-    let rp = dir.join("results.csv");
-    let mut rd = csv::ReaderBuilder::new()
-        .from_path(&rp)
+    let bytes = std::fs::read(dir.join("results.csv"))
         .map_err(|x| e(format!("cannot read results.csv: {x}")))?;
-    let naxes = man.sweep.axes.len();
+    let rows = parse_results(&man.sweep, &bytes).map_err(e)?;
+    verify(&man, &rows, &bytes).map_err(e)?;
+    Ok((man, rows))
+}
+
+/// The rows of a `results.csv`; an error names the line and what is wrong.
+fn parse_results(def: &Definition, bytes: &[u8]) -> Result<Vec<Row>, String> {
+    let mut rd = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(bytes);
+    let naxes = def.axes.len();
     let nm = Metrics::NAMES.len();
-    let width = 1 + naxes + 4 + nm + 1;
+    let header = results_header(def);
+    let width = header.len();
     let mut rows = Vec::new();
+    let mut header_seen = false;
     for (i, rec) in rd.records().enumerate() {
-        let line = i + 2;
-        let rec = rec.map_err(|x| e(format!("results.csv:{line}: {x}")))?;
+        let line = i + 1;
+        let rec = rec.map_err(|x| format!("results.csv:{line}: {x}"))?;
         if rec.len() != width {
-            return Err(e(format!(
-                "results.csv:{line}: {} columns, expected {width}",
-                rec.len()
-            )));
+            return Err(format!(
+                "results.csv:{line}: {} column{}, expected {width}; the file is damaged or cut short",
+                rec.len(),
+                if rec.len() == 1 { "" } else { "s" }
+            ));
         }
-        let bad = |what: &str| e(format!("results.csv:{line}: bad {what}"));
+        if line == 1 {
+            if rec.iter().ne(header.iter().map(String::as_str)) {
+                return Err(format!(
+                    "results.csv:1: the header is not `{}`",
+                    header.join(",")
+                ));
+            }
+            header_seen = true;
+            continue;
+        }
+        let bad = |what: &str| {
+            let k = header.iter().position(|h| h == what).unwrap_or(0);
+            format!("results.csv:{line}: bad {what} `{}`", &rec[k])
+        };
         let cell: usize = rec[0].parse().map_err(|_| bad("cell"))?;
         let labels: Vec<String> = (0..naxes).map(|a| rec[1 + a].to_string()).collect();
         let b = 1 + naxes;
@@ -195,7 +228,133 @@ pub fn read_dir(dir: &Path) -> Result<(Manifest, Vec<Row>), MergeError> {
             outcome,
         });
     }
-    Ok((man, rows))
+    if !header_seen {
+        return Err("results.csv is empty".into());
+    }
+    Ok(rows)
+}
+
+/// Checks that `rows`, read from `results_csv`, are what `man` says the
+/// directory holds: its checksum, its run counts, and exactly one row for
+/// every (cell, policy, replication) of its cells, with the cell's axis
+/// values and the replication's seed.
+pub fn verify(man: &Manifest, rows: &[Row], results_csv: &[u8]) -> Result<(), String> {
+    let def = &man.sweep;
+    if man.results_sha256.is_empty() {
+        return Err(
+            "manifest.json has no `results_sha256` (written by an older vcsim); \
+             run this sweep or shard again"
+                .into(),
+        );
+    }
+    if def.cell_count() != man.cells {
+        return Err(format!(
+            "manifest.json says {} cells, but its axes make {}",
+            man.cells,
+            def.cell_count()
+        ));
+    }
+    let expected: Vec<usize> = (0..man.cells)
+        .filter(|&c| man.shard.is_none_or(|s| s.contains(c)))
+        .collect();
+    if man.cell_ids != expected {
+        return Err(format!(
+            "manifest.json lists cells {:?}, but {} holds cells {:?}",
+            man.cell_ids,
+            match man.shard {
+                Some(s) => format!("shard {}/{}", s.k, s.n),
+                None => "a whole sweep".into(),
+            },
+            expected
+        ));
+    }
+    let np = def.policies.len();
+    let nr = def.replications as usize;
+    if man.seeds.len() != nr {
+        return Err(format!(
+            "manifest.json has {} seeds for {nr} replications",
+            man.seeds.len()
+        ));
+    }
+    // seen[cell position][policy][replication]
+    let mut seen = vec![false; man.cell_ids.len() * np * nr];
+    for (i, r) in rows.iter().enumerate() {
+        let line = i + 2;
+        let at = |m: String| format!("results.csv:{line}: {m}");
+        let Ok(ci) = man.cell_ids.binary_search(&r.cell) else {
+            return Err(at(format!(
+                "cell {} is not one of this directory's cells",
+                r.cell
+            )));
+        };
+        let Some(p) = def.policies.iter().position(|q| q == &r.policy) else {
+            return Err(at(format!(
+                "policy `{}` is not one of the sweep's",
+                r.policy
+            )));
+        };
+        let rep = r.replication as usize;
+        if rep >= nr {
+            return Err(at(format!(
+                "replication {rep}, but the sweep has {nr} (0 to {})",
+                nr - 1
+            )));
+        }
+        if r.seed != man.seeds[rep] {
+            return Err(at(format!(
+                "seed {} for replication {rep}, whose seed is {}",
+                r.seed, man.seeds[rep]
+            )));
+        }
+        if r.labels != def.cell_labels(r.cell) {
+            return Err(at(format!(
+                "the axis values of cell {} are {}, not {}",
+                r.cell,
+                def.cell_labels(r.cell).join(","),
+                r.labels.join(",")
+            )));
+        }
+        let k = (ci * np + p) * nr + rep;
+        if std::mem::replace(&mut seen[k], true) {
+            return Err(at(format!(
+                "cell {}, policy `{}`, replication {rep} appears twice",
+                r.cell, r.policy
+            )));
+        }
+    }
+    if let Some(k) = seen.iter().position(|s| !s) {
+        let (ci, rest) = (k / (np * nr), k % (np * nr));
+        return Err(format!(
+            "results.csv has {} of the {} runs of its cells (the first missing: cell {}, policy `{}`, replication {}); the file is incomplete",
+            rows.len(),
+            seen.len(),
+            man.cell_ids[ci],
+            def.policies[rest / nr],
+            rest % nr
+        ));
+    }
+    if rows.len() != man.runs {
+        return Err(format!(
+            "results.csv has {} runs, manifest.json says {}",
+            rows.len(),
+            man.runs
+        ));
+    }
+    let failed = rows.iter().filter(|r| r.outcome.is_err()).count();
+    if failed != man.failed_runs {
+        return Err(format!(
+            "results.csv has {failed} failed runs, manifest.json says {}",
+            man.failed_runs
+        ));
+    }
+    let sum = sha256_hex(results_csv);
+    if sum != man.results_sha256 {
+        return Err(format!(
+            "results.csv does not match manifest.json (SHA-256 {sum}, recorded {}): it was changed after the sweep wrote it",
+            man.results_sha256
+        ));
+    }
+    Ok(())
 }
 
 /// Joins the shard directories of one sweep into `out`, which then holds
@@ -207,6 +366,18 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Manifest, MergeError> {
             message: "name the shard directories to merge".into(),
         });
     }
+    // Writing into a shard directory would replace the shard with the
+    // merged result; refuse rather than lose it.
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    if let Some(d) = dirs
+        .iter()
+        .find(|d| canon(d).is_some() && canon(d) == canon(out))
+    {
+        return Err(MergeError {
+            dir: Some(d.clone()),
+            message: "is also the --out directory; merge into a new directory".into(),
+        });
+    }
     let mut parts = Vec::new();
     for d in dirs {
         parts.push((d.clone(), read_dir(d)?));
@@ -214,12 +385,20 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Manifest, MergeError> {
     let first = parts[0].1 .0.clone();
     let first = &first;
     let n = first.shard.map_or(1, |s| s.n);
-    let mut seen = vec![false; n];
+    let mut seen: Vec<Option<&PathBuf>> = vec![None; n];
     for (d, (m, _)) in &parts {
         let e = |msg: String| MergeError {
             dir: Some(d.clone()),
             message: msg,
         };
+        if m.vcsim_version != first.vcsim_version {
+            return Err(e(format!(
+                "was made by vcsim {}, {} by vcsim {}",
+                m.vcsim_version,
+                dirs[0].display(),
+                first.vcsim_version
+            )));
+        }
         if m.sweep != first.sweep
             || m.inputs != first.inputs
             || m.seeds != first.seeds
@@ -230,27 +409,40 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Manifest, MergeError> {
                 dirs[0].display()
             )));
         }
-        if m.vcsim_version != first.vcsim_version {
-            return Err(e(format!(
-                "was made by vcsim {}, not {}",
-                m.vcsim_version, first.vcsim_version
-            )));
-        }
         let (k, mn) = m.shard.map_or((1, 1), |s| (s.k, s.n));
         if mn != n {
             return Err(e(format!(
-                "is shard {k}/{mn}, but the first directory is of {n} shards"
+                "is shard {k}/{mn}, but {} is one of {n} shards",
+                dirs[0].display()
             )));
         }
-        if seen[k - 1] {
-            return Err(e(format!("shard {k}/{n} is given twice")));
+        if let Some(other) = seen[k - 1].replace(d) {
+            return Err(e(format!(
+                "shard {k}/{n} is given twice (also as {})",
+                other.display()
+            )));
         }
-        seen[k - 1] = true;
     }
-    if let Some(k) = seen.iter().position(|s| !s) {
+    if let Some(k) = seen.iter().position(|s| s.is_none()) {
+        let missing: Vec<String> = seen
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_none())
+            .map(|(i, _)| format!("{}/{n}", i + 1))
+            .collect();
         return Err(MergeError {
             dir: None,
-            message: format!("shard {}/{n} is missing", k + 1),
+            message: format!(
+                "shard {}/{n} is missing{}; make it with `vcsim sweep {} --shard {}/{n}`",
+                k + 1,
+                if missing.len() > 1 {
+                    format!(" (missing: {})", missing.join(", "))
+                } else {
+                    String::new()
+                },
+                first.sweep.file,
+                k + 1
+            ),
         });
     }
     let order = |p: &str| {
@@ -267,6 +459,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Manifest, MergeError> {
     });
     let mut man = first.clone();
     man.shard = None;
+    man.cell_ids = (0..man.cells).collect();
     write_outputs(out, &man, &rows).map_err(|x| MergeError {
         dir: Some(out.to_path_buf()),
         message: x.to_string(),
