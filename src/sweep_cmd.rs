@@ -56,7 +56,11 @@ pub fn sweep(
         shard,
         progress: true,
     };
-    let man = vcsim_sweep::run_and_write(&sweep, &reg, opts, out)
+    // An output directory that cannot be written is found before the
+    // first run, not after the last.
+    vcsim_sweep::prepare_dir(out).map_err(Failure::input)?;
+    let rows = vcsim_sweep::run(&sweep, &reg, opts);
+    let man = vcsim_sweep::write_outputs(out, &sweep.manifest(opts.shard), &rows)
         .map_err(|e| Failure::running(format!("cannot write the results: {e}")))?;
     outcome(out, man.runs, man.failed_runs)
 }

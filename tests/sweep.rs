@@ -324,6 +324,97 @@ fn a_failing_cell_does_not_lose_the_others() {
 }
 
 #[test]
+fn an_output_directory_that_cannot_be_written_is_found_before_any_run() {
+    // Cell 1 fails (host.ncpus = 0): had the runs started, the exit status
+    // would be 1 and stderr would count failed runs.
+    let sweep = SMALL
+        .replace("param = \"mix\"", "param = \"host.ncpus\"")
+        .replace("values = [1, 3]", "values = [2, 0]");
+    let dir = workdir("unwritable", &sweep);
+    for out_dir in ["base.toml/out", "base.toml"] {
+        let out = vcsim(&["sweep", "sweep.toml", "--out", out_dir], &dir);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{out_dir}: {err}");
+        assert!(
+            err.contains(&format!("{out_dir}: cannot write the outputs there")),
+            "{err}"
+        );
+        assert!(!err.contains("runs failed"), "{err}");
+    }
+    // A directory without write permission (not a test as root, who may
+    // write anyway).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let ro = dir.join("read-only");
+        std::fs::create_dir_all(&ro).unwrap();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+        if std::fs::write(ro.join("probe"), b"").is_err() {
+            let out = vcsim(&["sweep", "sweep.toml", "--out", "read-only"], &dir);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(
+                err.contains("read-only: cannot write the outputs there"),
+                "{err}"
+            );
+        } else {
+            eprintln!("running as root: the read-only directory case is skipped");
+        }
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // The same for merge.
+    let out = vcsim(&["sweep", "sweep.toml", "--out", "whole"], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    let out = vcsim(&["merge", "whole", "--out", "base.toml/merged"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("base.toml/merged: cannot write the outputs there"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_reused_output_directory_keeps_no_stale_outputs() {
+    let dir = workdir("reuse", SMALL);
+    assert!(vcsim(&["sweep", "sweep.toml", "--out", "out"], &dir)
+        .status
+        .success());
+    assert!(dir.join("out/idleness.svg").exists());
+    std::fs::write(dir.join("out/notes.txt"), "mine").unwrap();
+    // The sweep no longer plots idleness.
+    std::fs::write(
+        dir.join("sweep.toml"),
+        SMALL.replace("[\"waste\", \"idleness\"]", "[\"waste\"]"),
+    )
+    .unwrap();
+    assert!(vcsim(&["sweep", "sweep.toml", "--out", "out"], &dir)
+        .status
+        .success());
+    assert!(vcsim(&["sweep", "sweep.toml", "--out", "fresh"], &dir)
+        .status
+        .success());
+    let mut want = files(&dir.join("fresh"));
+    want.push(("notes.txt".into(), b"mine".to_vec()));
+    want.sort();
+    assert_eq!(
+        files(&dir.join("out")),
+        want,
+        "vcsim's own files are replaced, stale ones removed, others kept"
+    );
+    assert!(!dir.join("out/idleness.svg").exists());
+    // merge clears its --out the same way.
+    std::fs::write(dir.join("fresh/monotony.svg"), "<svg/>").unwrap();
+    let out = vcsim(&["merge", "out", "--out", "fresh"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.join("fresh/monotony.svg").exists());
+}
+
+#[test]
 fn the_number_of_threads_does_not_change_the_output() {
     let dir = workdir("jobs", SMALL);
     assert!(

@@ -10,8 +10,9 @@
 //! line; a run that fails is a failed row, never a lost sweep.
 //!
 //! The pieces: [`Sweep::load`] reads and checks a file and builds every
-//! cell's scenario; [`run`] runs a shard of the cells; [`write_outputs`]
-//! turns rows into the four outputs; [`merge`] joins shard directories by
+//! cell's scenario; [`prepare_dir`] checks the output directory before the
+//! first run; [`run`] runs a shard of the cells; [`write_outputs`] turns rows
+//! into the four outputs; [`merge`] joins shard directories by
 //! reading them back and calling [`write_outputs`] again, so that merged and
 //! unsharded outputs are the same bytes.
 
@@ -32,7 +33,7 @@ use vcsim_framework::{Metrics, PolicySpec, Registry, Scenario, SimOptions};
 
 pub use data::{sha256_hex, value_label, Axis, Definition, Input, Manifest, Row, Shard, VERSION};
 pub use knobs::{Param, Setting};
-pub use output::{merge, write_outputs, MergeError};
+pub use output::{merge, prepare_dir, write_outputs, MergeError};
 
 /// A sweep file that cannot be used, and where the fault is.
 #[derive(Debug, Clone, PartialEq)]
@@ -561,16 +562,4 @@ pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Vec<Row> {
     };
     bar.finish_and_clear();
     rows
-}
-
-/// Runs a sweep and writes its outputs into `out`; returns the manifest
-/// written (its `failed_runs` says whether some runs failed).
-pub fn run_and_write(
-    sweep: &Sweep,
-    registry: &Registry,
-    opts: RunOptions,
-    out: &Path,
-) -> std::io::Result<Manifest> {
-    let rows = run(sweep, registry, opts);
-    write_outputs(out, &sweep.manifest(opts.shard), &rows)
 }

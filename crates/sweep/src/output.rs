@@ -98,13 +98,55 @@ fn summary_csv(def: &Definition, lines: &[SummaryLine]) -> Result<Vec<u8>, csv::
     w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
 }
 
+/// The names vcsim owns in an output directory: `results.csv`,
+/// `summary.csv`, `manifest.json`, and `<metric>.svg` for every metric
+/// vcsim knows (whether or not this sweep plots it).
+pub fn owned_files() -> Vec<String> {
+    let mut v: Vec<String> = ["manifest.json", "results.csv", "summary.csv"]
+        .map(String::from)
+        .to_vec();
+    v.extend(Metrics::NAMES.iter().map(|m| format!("{m}.svg")));
+    v
+}
+
+/// Checks, before the first run, that `dir` can take a sweep's outputs:
+/// creates it if missing and writes and removes a probe file in it. The
+/// error names the directory.
+pub fn prepare_dir(dir: &Path) -> Result<(), String> {
+    let fail = |e: &dyn std::fmt::Display| {
+        format!(
+            "{}: cannot write the outputs there: {e}; choose another --out",
+            dir.display()
+        )
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err(fail(&"it is not a directory"));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+    let probe = dir.join(format!(".vcsim-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| fail(&e))?;
+    std::fs::remove_file(&probe).map_err(|e| fail(&e))?;
+    Ok(())
+}
+
 /// Writes `results.csv`, `summary.csv`, `<metric>.svg` for the sweep's
 /// metrics and `manifest.json` into `dir` (created if missing). Returns the
 /// manifest written, with its run counts and the checksum of `results.csv`
 /// filled in. The manifest is written last: a directory without one is not
 /// a finished output.
+///
+/// The files of [`owned_files`] that a previous sweep left in `dir` are
+/// removed first (the manifest first of all), so that a reused directory
+/// holds no plot of a metric this sweep no longer draws; any other file is
+/// left alone.
 pub fn write_outputs(dir: &Path, manifest: &Manifest, rows: &[Row]) -> std::io::Result<Manifest> {
     std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+    for name in owned_files() {
+        let p = dir.join(name);
+        if p.is_file() {
+            std::fs::remove_file(&p).map_err(|e| io_err(&p, e))?;
+        }
+    }
     let def = &manifest.sweep;
     let p = dir.join("results.csv");
     let results = results_csv(def, rows).map_err(|e| io_err(&p, e))?;
@@ -457,6 +499,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Manifest, MergeError> {
     rows.sort_by(|a, b| {
         (a.cell, order(&a.policy), a.replication).cmp(&(b.cell, order(&b.policy), b.replication))
     });
+    prepare_dir(out).map_err(|message| MergeError { dir: None, message })?;
     let mut man = first.clone();
     man.shard = None;
     man.cell_ids = (0..man.cells).collect();
