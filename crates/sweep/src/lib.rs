@@ -24,6 +24,7 @@ pub mod output;
 pub mod plot;
 pub mod stats;
 pub mod summary;
+pub mod threads;
 
 use serde::Deserialize;
 use std::fmt;
@@ -472,7 +473,8 @@ impl Sweep {
 /// How to run a sweep.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunOptions {
-    /// Worker threads; `None`: all cores. The output does not depend on it.
+    /// Worker threads (see [`threads::count`]); `None`: the available
+    /// cores. The output does not depend on it.
     pub jobs: Option<usize>,
     pub shard: Option<Shard>,
     /// Show a progress bar on standard error (only drawn on a terminal).
@@ -481,8 +483,9 @@ pub struct RunOptions {
 
 /// Runs the cells of `opts.shard` (all cells without one): every policy on
 /// every seed. Rows come in (cell, policy, replication) order whatever the
-/// number of threads.
-pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Vec<Row> {
+/// number of threads. The error: the worker threads could not be started
+/// (nothing ran).
+pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Result<Vec<Row>, String> {
     use rayon::prelude::*;
     let seeds = sweep.seeds();
     let tasks: Vec<(usize, usize, usize)> = sweep
@@ -553,13 +556,8 @@ pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Vec<Row> {
             outcome,
         }
     };
-    let rows = match rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs.unwrap_or(0))
-        .build()
-    {
-        Ok(pool) => pool.install(|| tasks.par_iter().map(one).collect()),
-        Err(_) => tasks.iter().map(one).collect(),
-    };
+    let pool = threads::pool(opts.jobs, tasks.len())?;
+    let rows = pool.install(|| tasks.par_iter().map(one).collect());
     bar.finish_and_clear();
-    rows
+    Ok(rows)
 }
