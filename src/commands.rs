@@ -194,7 +194,7 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
     match ext {
         "toml" => {
             let text = std::fs::read_to_string(file).map_err(|e| Failure::input(format!("{}: cannot read: {e}", file.display())))?;
-            if text.lines().any(|l| l.trim_start().starts_with("[[axis]]")) {
+            if vcsim_sweep::is_sweep_text(&text) {
                 return crate::sweep_cmd::check_sweep(file, plugins);
             }
             let scn = load_scenario(file)?;

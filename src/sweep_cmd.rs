@@ -63,6 +63,9 @@ pub fn sweep(
     let rows = vcsim_sweep::run(&sweep, &reg, opts).map_err(Failure::input)?;
     let man = vcsim_sweep::write_outputs(out, &sweep.manifest(opts.shard), &rows)
         .map_err(|e| Failure::running(format!("cannot write the results: {e}")))?;
+    if sweep.def.axes.is_empty() {
+        eprintln!("note: the sweep has no axis, so no plots; summary.csv has each policy's mean, interval and paired difference");
+    }
     outcome(out, man.runs, man.failed_runs)
 }
 

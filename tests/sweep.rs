@@ -293,6 +293,94 @@ fn merge_refuses_damaged_foreign_duplicate_and_missing_shards() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("12 runs written"));
 }
 
+/// SMALL without its axis: plain replications of one scenario.
+fn no_axis() -> String {
+    let i = SMALL.find("[[axis]]").unwrap();
+    SMALL[..i].replace("replications = 2", "replications = 3")
+}
+
+#[test]
+fn a_sweep_without_an_axis_runs_its_replications() {
+    let dir = workdir("no-axis", &no_axis());
+    let out = vcsim(&["check", "sweep.toml"], &dir);
+    let msg = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        msg.contains("(1 cells x 2 policies x 3 replications = 6 runs)"),
+        "{msg}"
+    );
+    let out = vcsim(&["sweep", "sweep.toml", "--out", "out"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("no axis, so no plots") && err.contains("6 runs written"),
+        "{err}"
+    );
+    let o = dir.join("out");
+    let results = read(&o.join("results.csv"));
+    assert!(
+        results.starts_with("cell,policy,replication,seed,status,"),
+        "{results}"
+    );
+    assert_eq!(results.lines().count(), 1 + 2 * 3, "{results}");
+    assert!(
+        results.lines().skip(1).all(|l| l.starts_with("0,")),
+        "{results}"
+    );
+    let summary = read(&o.join("summary.csv"));
+    assert!(
+        summary.starts_with("cell,policy,metric,n,mean,"),
+        "{summary}"
+    );
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.starts_with("0,CS2_WF2_WS2_JC2,waste,3,")),
+        "{summary}"
+    );
+    let names: Vec<String> = files(&o).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        names,
+        ["manifest.json", "results.csv", "summary.csv"],
+        "no plots"
+    );
+    let man: serde_json::Value = serde_json::from_str(&read(&o.join("manifest.json"))).unwrap();
+    assert_eq!(
+        (man["cells"].clone(), man["runs"].clone()),
+        (1.into(), 6.into())
+    );
+    assert_eq!(man["sweep"]["axes"], serde_json::json!([]));
+    // It shards (the second of two shards holds no cell) and merges.
+    for k in 1..=2 {
+        let (s, o) = (format!("{k}/2"), format!("shard{k}"));
+        let out = vcsim(&["sweep", "sweep.toml", "--out", &o, "--shard", &s], &dir);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = vcsim(&["merge", "shard1", "shard2", "--out", "merged"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(files(&o), files(&dir.join("merged")));
+    // A third axis is still refused.
+    let three = format!(
+        "{SMALL}\n[[axis]]\nparam = \"slack\"\nvalues = [1]\n[[axis]]\nparam = \"host.ncpus\"\nvalues = [1]\n"
+    );
+    let dir = workdir("three-axes", &three);
+    let out = vcsim(&["sweep", "sweep.toml", "--out", "out"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at most two [[axis]] tables"));
+}
+
 #[test]
 fn a_failing_cell_does_not_lose_the_others() {
     let sweep = SMALL
@@ -491,7 +579,7 @@ fn the_paper_sweeps_are_valid() {
     for e in std::fs::read_dir(root.join("scenarios/paper")).unwrap() {
         let p = e.unwrap().path();
         let text = read(&p);
-        if !text.contains("[[axis]]") {
+        if !text.contains("policies = ") {
             continue;
         }
         n += 1;

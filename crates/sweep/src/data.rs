@@ -46,17 +46,9 @@ impl Definition {
         self.axes.iter().map(|a| a.values.len()).product()
     }
 
-    /// The index of each axis's value at `cell` (the last axis varies
-    /// fastest).
+    /// The index of each axis's value at `cell`.
     pub fn value_indices(&self, cell: usize) -> Vec<usize> {
-        let mut idx = Vec::with_capacity(self.axes.len());
-        let mut rest = cell;
-        for a in self.axes.iter().rev() {
-            idx.push(rest % a.values.len());
-            rest /= a.values.len();
-        }
-        idx.reverse();
-        idx
+        value_indices(&self.axes, cell)
     }
 
     /// The value of each axis at `cell`, as the CSV files write it.
@@ -67,6 +59,20 @@ impl Definition {
             .map(|(&j, a)| value_label(&a.values[j]))
             .collect()
     }
+}
+
+/// The index of each axis's value at `cell`: cells number the axes'
+/// product with the last axis varying fastest. Without an axis, cell 0 is
+/// the one cell and has no values.
+pub fn value_indices(axes: &[Axis], cell: usize) -> Vec<usize> {
+    let mut idx = Vec::with_capacity(axes.len());
+    let mut rest = cell;
+    for a in axes.iter().rev() {
+        idx.push(rest % a.values.len());
+        rest /= a.values.len();
+    }
+    idx.reverse();
+    idx
 }
 
 /// Shows a TOML value as the CSV files and plots name it.

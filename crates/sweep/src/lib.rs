@@ -1,5 +1,5 @@
 //! Parameter sweeps for vcsim: a sweep file names a scenario, policies,
-//! replications and one or two axes; every cell (a point of the axes'
+//! replications and up to two axes; every cell (a point of the axes'
 //! product) runs every policy on the same seeds (paired), in parallel, and
 //! the results become `results.csv`, `summary.csv`, one SVG per metric and
 //! `manifest.json`.
@@ -127,6 +127,21 @@ fn toml_to_json(v: &toml::Value) -> Option<serde_json::Value> {
         ),
         toml::Value::Datetime(_) => return None,
     })
+}
+
+/// Whether TOML text is a sweep file rather than a scenario: it has
+/// `policies` or an `[[axis]]` (a scenario has neither). Text that is not
+/// TOML is judged by its lines, so that its errors are reported by the
+/// reader it was meant for.
+pub fn is_sweep_text(text: &str) -> bool {
+    match text.parse::<toml::Table>() {
+        Ok(t) => t.contains_key("policies") || t.contains_key("axis"),
+        Err(_) => text.lines().map(str::trim_start).any(|l| {
+            l.starts_with("[[axis]]")
+                || l.strip_prefix("policies")
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+        }),
+    }
 }
 
 impl Sweep {
@@ -263,12 +278,12 @@ impl Sweep {
             set_json.insert(k.clone(), json.clone());
             fixed.push((Setting { param, value: json }, v.span()));
         }
-        if raw.axis.is_empty() || raw.axis.len() > 2 {
+        if raw.axis.len() > 2 {
             return Err(err(
                 "axis",
                 None,
                 format!(
-                    "a sweep has one or two [[axis]] tables, found {}",
+                    "a sweep has at most two [[axis]] tables, found {}",
                     raw.axis.len()
                 ),
             ));
@@ -321,17 +336,12 @@ impl Sweep {
 
         // Every cell's scenario: a value of the wrong kind, or a path that
         // does not exist, is an input error; a value the scenario rejects
-        // fails only its cell.
+        // fails only its cell. Without an axis there is one cell: the
+        // scenario with `[set]` applied.
         let ncells: usize = axes.iter().map(|a| a.values.len()).product();
         let mut cells = Vec::with_capacity(ncells);
         for index in 0..ncells {
-            let mut idx = Vec::new();
-            let mut rest = index;
-            for a in axes.iter().rev() {
-                idx.push(rest % a.values.len());
-                rest /= a.values.len();
-            }
-            idx.reverse();
+            let idx = data::value_indices(&axes, index);
             // (setting, key and span of its value, key and span of its param)
             type Span = std::ops::Range<usize>;
             let mut settings: Vec<(Setting, String, Span, String, Span)> = fixed
@@ -378,10 +388,12 @@ impl Sweep {
                         .zip(&labels)
                         .map(|(a, l)| format!("{}={l}", a.param))
                         .collect();
-                    Err(format!(
-                        "the scenario at {} is invalid: key `{k}`: {m}",
-                        at.join(", ")
-                    ))
+                    let at = if at.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" at {}", at.join(", "))
+                    };
+                    Err(format!("the scenario{at} is invalid: key `{k}`: {m}"))
                 }
             };
             cells.push(Cell {
@@ -560,4 +572,23 @@ pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Result<Vec<R
     let rows = pool.install(|| tasks.par_iter().map(one).collect());
     bar.finish_and_clear();
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_files_are_told_from_scenarios() {
+        assert!(is_sweep_text(
+            "name = \"r\"\nscenario = \"s.toml\"\npolicies = [\"CS1\"]\n"
+        ));
+        assert!(is_sweep_text("[[axis]]\nparam = \"mix\"\nvalues = [1]\n"));
+        assert!(!is_sweep_text(
+            "name = \"s\"\nseed = 1\n[host]\nncpus = 2\n"
+        ));
+        // Not TOML: judged by its lines.
+        assert!(is_sweep_text("policies = [\"CS1\"\n"));
+        assert!(!is_sweep_text("[host\nncpus = 2\n"));
+    }
 }

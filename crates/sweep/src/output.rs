@@ -155,7 +155,8 @@ pub fn write_outputs(dir: &Path, manifest: &Manifest, rows: &[Row]) -> std::io::
     let p = dir.join("summary.csv");
     std::fs::write(&p, summary_csv(def, &summary).map_err(|e| io_err(&p, e))?)
         .map_err(|e| io_err(&p, e))?;
-    for m in &def.metrics {
+    // Without an axis there is no line to draw: no plot.
+    for m in def.metrics.iter().filter(|_| !def.axes.is_empty()) {
         let p = dir.join(format!("{m}.svg"));
         let svg = crate::plot::svg(def, m, &summary);
         std::fs::write(&p, svg).map_err(|e| io_err(&p, e))?;

@@ -38,7 +38,10 @@ pub fn svg(def: &Definition, metric: &str, summary: &[SummaryLine]) -> String {
 }
 
 fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<String, String> {
-    let axis = &def.axes[0];
+    let axis = def
+        .axes
+        .first()
+        .ok_or("the sweep has no axis to plot against")?;
     let numeric: Option<Vec<f64>> = axis.values.iter().map(|v| v.as_f64()).collect();
     let log = numeric.as_ref().is_some_and(|xs| {
         let lo = xs.iter().cloned().fold(f64::INFINITY, f64::min);
