@@ -12,12 +12,20 @@ out="${1:-target/paper}"
 cargo build --release --quiet --bin vcsim
 vcsim="${CARGO_TARGET_DIR:-target}/release/vcsim"
 mkdir -p "$out" book/src/paper
+# vcsim sweep replaces its own files in OUT/<sweep>; the book's copies of a
+# sweep's plots are replaced the same way, so that a metric dropped from a
+# sweep leaves no stale plot behind.
+metrics="idleness waste share_violation monotony rpcs rpcs_per_job jobs_on_time jobs_late"
+shopt -s nullglob
 status=0
 start=$(date +%s.%N)
 for f in scenarios/paper/[0-9]-*.toml; do
   name=$(basename "$f" .toml)
   echo "== $name"
   "$vcsim" sweep "$f" --out "$out/$name" || status=$?
+  for m in $metrics; do
+    rm -f "book/src/paper/$name-$m.svg"
+  done
   for svg in "$out/$name"/*.svg; do
     cp "$svg" "book/src/paper/$name-$(basename "$svg")"
   done

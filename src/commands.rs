@@ -31,7 +31,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                     .map_err(|e| Failure::input(e.to_string()))?;
             let specs = parse_specs(&DEFAULT_POLICIES.map(String::from))?;
             let reg = registry_for(&plugins, &specs)?;
-            let c = run_comparison(&scn, &reg, &specs, 5, None)?;
+            let c = run_comparison(&scn, &reg, &specs, 5, None, None)?;
             print!("{}", output::compare_table(&c));
             Ok(())
         }
@@ -98,11 +98,6 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             if replications == 0 {
                 return Err(Failure::input("--replications must be at least 1"));
             }
-            if let Some(j) = jobs {
-                let _ = rayon::ThreadPoolBuilder::new()
-                    .num_threads(j.max(1))
-                    .build_global();
-            }
             let show = |c: &compare::Comparison| match format {
                 Format::Table => output::compare_table(c),
                 Format::Json => output::compare_json(c),
@@ -112,7 +107,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 let scn = load_scenario(&scenario)?;
                 let specs = parse_specs(&policy)?;
                 let reg = registry_for(&plugins, &specs)?;
-                run_comparison(&scn, &reg, &specs, replications, seed)
+                run_comparison(&scn, &reg, &specs, replications, seed, jobs)
             };
             if watch {
                 return crate::watch::watch(&scenario, &policy, once, show);
@@ -147,30 +142,35 @@ pub fn parse_specs(policies: &[String]) -> Result<Vec<PolicySpec>, Failure> {
         .collect()
 }
 
-/// Runs every policy on seeds seed, seed+1, ... in parallel; the result does
-/// not depend on the number of threads.
+/// Runs every policy on seeds seed, seed+1, ... in parallel on `jobs`
+/// threads (see `vcsim_sweep::threads::count`); the result does not depend
+/// on the number of threads.
 pub fn run_comparison(
     scn: &Scenario,
     reg: &Registry,
     specs: &[PolicySpec],
     replications: u32,
     seed: Option<u64>,
+    jobs: Option<usize>,
 ) -> Result<compare::Comparison, Failure> {
     let base = seed.unwrap_or(scn.seed);
     let seeds: Vec<u64> = (0..replications as u64).map(|i| base + i).collect();
     let cells: Vec<(usize, u64)> = (0..specs.len())
         .flat_map(|i| seeds.iter().map(move |s| (i, *s)))
         .collect();
-    let results: Vec<Result<RunReport, String>> = cells
-        .par_iter()
-        .map(|&(i, s)| {
-            let opts = SimOptions {
-                seed: Some(s),
-                ..Default::default()
-            };
-            run_spec(scn, reg, &specs[i], opts).map(|o| o.report)
-        })
-        .collect();
+    let pool = vcsim_sweep::threads::pool(jobs, cells.len()).map_err(Failure::input)?;
+    let results: Vec<Result<RunReport, String>> = pool.install(|| {
+        cells
+            .par_iter()
+            .map(|&(i, s)| {
+                let opts = SimOptions {
+                    seed: Some(s),
+                    ..Default::default()
+                };
+                run_spec(scn, reg, &specs[i], opts).map(|o| o.report)
+            })
+            .collect()
+    });
     let mut runs: Vec<Vec<RunReport>> = vec![Vec::new(); specs.len()];
     for ((i, _), r) in cells.iter().zip(results) {
         runs[*i].push(r.map_err(Failure::running)?);
@@ -203,7 +203,7 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
     match ext {
         "toml" => {
             let text = std::fs::read_to_string(file).map_err(|e| Failure::input(format!("{}: cannot read: {e}", file.display())))?;
-            if text.lines().any(|l| l.trim_start().starts_with("[[axis]]")) {
+            if vcsim_sweep::is_sweep_text(&text) {
                 return crate::sweep_cmd::check_sweep(file, plugins);
             }
             let scn = load_scenario(file)?;

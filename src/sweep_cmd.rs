@@ -48,6 +48,7 @@ pub fn sweep(
         .transpose()
         .map_err(Failure::input)?;
     if jobs == Some(0) {
+        // Also refused by the thread pool; said here before any file is read.
         return Err(Failure::input("--jobs must be at least 1"));
     }
     let (sweep, reg) = load(file, plugins)?;
@@ -56,8 +57,15 @@ pub fn sweep(
         shard,
         progress: true,
     };
-    let man = vcsim_sweep::run_and_write(&sweep, &reg, opts, out)
+    // An output directory that cannot be written is found before the
+    // first run, not after the last.
+    vcsim_sweep::prepare_dir(out).map_err(Failure::input)?;
+    let rows = vcsim_sweep::run(&sweep, &reg, opts).map_err(Failure::input)?;
+    let man = vcsim_sweep::write_outputs(out, &sweep.manifest(opts.shard), &rows)
         .map_err(|e| Failure::running(format!("cannot write the results: {e}")))?;
+    if sweep.def.axes.is_empty() {
+        eprintln!("note: the sweep has no axis, so no plots; summary.csv has each policy's mean, interval and paired difference");
+    }
     outcome(out, man.runs, man.failed_runs)
 }
 

@@ -130,6 +130,257 @@ fn merged_shards_are_byte_identical_to_one_run() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("shard 2/2 is missing"));
 }
 
+fn copy_dir(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    for (name, bytes) in files(from) {
+        std::fs::write(to.join(name), bytes).unwrap();
+    }
+}
+
+/// `vcsim merge` that must refuse: exit 2, a message naming `culprit` and
+/// saying `what`, and nothing written.
+fn merge_refused(dir: &Path, args: &[&str], culprit: &str, what: &str) {
+    let _ = std::fs::remove_dir_all(dir.join("merged"));
+    let mut all = vec!["merge"];
+    all.extend(args);
+    all.extend(["--out", "merged"]);
+    let out = vcsim(&all, dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        err.contains(culprit) && err.contains(what),
+        "{args:?}: want `{culprit}` and `{what}` in: {err}"
+    );
+    assert!(!dir.join("merged").exists(), "{args:?}: nothing is written");
+}
+
+#[test]
+fn merge_refuses_damaged_foreign_duplicate_and_missing_shards() {
+    let sweep = SMALL.replace("values = [1, 3]", "values = [1, 2, 3]");
+    let dir = workdir("merge-checks", &sweep);
+    for k in 1..=2 {
+        let (s, o) = (format!("{k}/2"), format!("shard{k}"));
+        let out = vcsim(&["sweep", "sweep.toml", "--out", &o, "--shard", &s], &dir);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let man: serde_json::Value =
+        serde_json::from_str(&read(&dir.join("shard1/manifest.json"))).unwrap();
+    assert_eq!(man["cell_ids"], serde_json::json!([0, 2]));
+    assert_eq!(man["runs"], 8);
+    let results = std::fs::read(dir.join("shard1/results.csv")).unwrap();
+    assert_eq!(
+        man["results_sha256"].as_str().unwrap(),
+        vcsim_sweep::sha256_hex(&results),
+        "the manifest holds the SHA-256 of results.csv"
+    );
+    let text = String::from_utf8(results.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+
+    // results.csv cut at a line boundary, cut inside a line, emptied, garbage.
+    let damage = |name: &str, bytes: &[u8]| {
+        copy_dir(&dir.join("shard1"), &dir.join(name));
+        std::fs::write(dir.join(name).join("results.csv"), bytes).unwrap();
+    };
+    damage("cut", format!("{}\n", lines[..5].join("\n")).as_bytes());
+    merge_refused(&dir, &["cut", "shard2"], "cut", "4 of the 8 runs");
+    damage("cut-mid-line", &results[..results.len() - 40]);
+    merge_refused(
+        &dir,
+        &["cut-mid-line", "shard2"],
+        "cut-mid-line",
+        "columns, expected",
+    );
+    damage("empty", b"");
+    merge_refused(&dir, &["empty", "shard2"], "empty", "results.csv is empty");
+    damage("garbage", b"\x00\x01garbage\nnot,a,sweep\n");
+    merge_refused(&dir, &["garbage", "shard2"], "garbage", "results.csv:1");
+    // A number changed: the rows are complete, only the checksum tells.
+    let mut fields: Vec<&str> = lines[1].split(',').collect();
+    let at = fields.iter().position(|f| *f == "ok").unwrap() + 1;
+    fields[at] = if fields[at] == "0.25" { "0.5" } else { "0.25" };
+    let mut changed = lines.clone();
+    let line = fields.join(",");
+    changed[1] = &line;
+    damage("changed", format!("{}\n", changed.join("\n")).as_bytes());
+    merge_refused(
+        &dir,
+        &["changed", "shard2"],
+        "changed",
+        "does not match manifest.json",
+    );
+    // A row removed and the manifest made to agree: the missing run shows.
+    copy_dir(&dir.join("shard1"), &dir.join("short"));
+    let short = format!("{}\n{}\n", lines[..3].join("\n"), lines[4..].join("\n"));
+    std::fs::write(dir.join("short/results.csv"), &short).unwrap();
+    let mut m = man.clone();
+    m["runs"] = 7.into();
+    m["results_sha256"] = vcsim_sweep::sha256_hex(short.as_bytes()).into();
+    std::fs::write(dir.join("short/manifest.json"), m.to_string()).unwrap();
+    merge_refused(
+        &dir,
+        &["short", "shard2"],
+        "short",
+        "replication 0); the file is incomplete",
+    );
+    // A manifest from before the checksum.
+    copy_dir(&dir.join("shard1"), &dir.join("old"));
+    let mut m = man.clone();
+    m.as_object_mut().unwrap().remove("results_sha256");
+    std::fs::write(dir.join("old/manifest.json"), m.to_string()).unwrap();
+    merge_refused(&dir, &["old", "shard2"], "old", "no `results_sha256`");
+    // No manifest at all.
+    copy_dir(&dir.join("shard1"), &dir.join("nomanifest"));
+    std::fs::remove_file(dir.join("nomanifest/manifest.json")).unwrap();
+    merge_refused(
+        &dir,
+        &["nomanifest", "shard2"],
+        "nomanifest",
+        "cannot read manifest.json",
+    );
+
+    // A shard of another sweep (3 replications instead of 2).
+    std::fs::write(
+        dir.join("other.toml"),
+        sweep.replace("replications = 2", "replications = 3"),
+    )
+    .unwrap();
+    let out = vcsim(
+        &["sweep", "other.toml", "--out", "other2", "--shard", "2/2"],
+        &dir,
+    );
+    assert!(out.status.success());
+    merge_refused(
+        &dir,
+        &["shard1", "other2"],
+        "other2",
+        "not a shard of the same sweep",
+    );
+    // The same shard twice, under two names or one.
+    copy_dir(&dir.join("shard1"), &dir.join("again"));
+    merge_refused(
+        &dir,
+        &["shard1", "again"],
+        "again",
+        "shard 1/2 is given twice (also as shard1)",
+    );
+    merge_refused(
+        &dir,
+        &["shard1", "shard1", "shard2"],
+        "shard1",
+        "given twice",
+    );
+    merge_refused(&dir, &["shard2"], "", "shard 1/2 is missing");
+    // Into one of the shards.
+    let out = vcsim(&["merge", "shard1", "shard2", "--out", "shard1"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is also the --out directory"));
+    assert_eq!(
+        std::fs::read(dir.join("shard1/results.csv")).unwrap(),
+        results
+    );
+    // And the intact shards still merge.
+    let out = vcsim(&["merge", "shard1", "shard2", "--out", "merged"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("12 runs written"));
+}
+
+/// SMALL without its axis: plain replications of one scenario.
+fn no_axis() -> String {
+    let i = SMALL.find("[[axis]]").unwrap();
+    SMALL[..i].replace("replications = 2", "replications = 3")
+}
+
+#[test]
+fn a_sweep_without_an_axis_runs_its_replications() {
+    let dir = workdir("no-axis", &no_axis());
+    let out = vcsim(&["check", "sweep.toml"], &dir);
+    let msg = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        msg.contains("(1 cells x 2 policies x 3 replications = 6 runs)"),
+        "{msg}"
+    );
+    let out = vcsim(&["sweep", "sweep.toml", "--out", "out"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("no axis, so no plots") && err.contains("6 runs written"),
+        "{err}"
+    );
+    let o = dir.join("out");
+    let results = read(&o.join("results.csv"));
+    assert!(
+        results.starts_with("cell,policy,replication,seed,status,"),
+        "{results}"
+    );
+    assert_eq!(results.lines().count(), 1 + 2 * 3, "{results}");
+    assert!(
+        results.lines().skip(1).all(|l| l.starts_with("0,")),
+        "{results}"
+    );
+    let summary = read(&o.join("summary.csv"));
+    assert!(
+        summary.starts_with("cell,policy,metric,n,mean,"),
+        "{summary}"
+    );
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.starts_with("0,CS2_WF2_WS2_JC2,waste,3,")),
+        "{summary}"
+    );
+    let names: Vec<String> = files(&o).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        names,
+        ["manifest.json", "results.csv", "summary.csv"],
+        "no plots"
+    );
+    let man: serde_json::Value = serde_json::from_str(&read(&o.join("manifest.json"))).unwrap();
+    assert_eq!(
+        (man["cells"].clone(), man["runs"].clone()),
+        (1.into(), 6.into())
+    );
+    assert_eq!(man["sweep"]["axes"], serde_json::json!([]));
+    // It shards (the second of two shards holds no cell) and merges.
+    for k in 1..=2 {
+        let (s, o) = (format!("{k}/2"), format!("shard{k}"));
+        let out = vcsim(&["sweep", "sweep.toml", "--out", &o, "--shard", &s], &dir);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = vcsim(&["merge", "shard1", "shard2", "--out", "merged"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(files(&o), files(&dir.join("merged")));
+    // A third axis is still refused.
+    let three = format!(
+        "{SMALL}\n[[axis]]\nparam = \"slack\"\nvalues = [1]\n[[axis]]\nparam = \"host.ncpus\"\nvalues = [1]\n"
+    );
+    let dir = workdir("three-axes", &three);
+    let out = vcsim(&["sweep", "sweep.toml", "--out", "out"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at most two [[axis]] tables"));
+}
+
 #[test]
 fn a_failing_cell_does_not_lose_the_others() {
     let sweep = SMALL
@@ -158,6 +409,97 @@ fn a_failing_cell_does_not_lose_the_others() {
         "{summary}"
     );
     assert!(dir.join("out/waste.svg").exists());
+}
+
+#[test]
+fn an_output_directory_that_cannot_be_written_is_found_before_any_run() {
+    // Cell 1 fails (host.ncpus = 0): had the runs started, the exit status
+    // would be 1 and stderr would count failed runs.
+    let sweep = SMALL
+        .replace("param = \"mix\"", "param = \"host.ncpus\"")
+        .replace("values = [1, 3]", "values = [2, 0]");
+    let dir = workdir("unwritable", &sweep);
+    for out_dir in ["base.toml/out", "base.toml"] {
+        let out = vcsim(&["sweep", "sweep.toml", "--out", out_dir], &dir);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{out_dir}: {err}");
+        assert!(
+            err.contains(&format!("{out_dir}: cannot write the outputs there")),
+            "{err}"
+        );
+        assert!(!err.contains("runs failed"), "{err}");
+    }
+    // A directory without write permission (not a test as root, who may
+    // write anyway).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let ro = dir.join("read-only");
+        std::fs::create_dir_all(&ro).unwrap();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+        if std::fs::write(ro.join("probe"), b"").is_err() {
+            let out = vcsim(&["sweep", "sweep.toml", "--out", "read-only"], &dir);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(
+                err.contains("read-only: cannot write the outputs there"),
+                "{err}"
+            );
+        } else {
+            eprintln!("running as root: the read-only directory case is skipped");
+        }
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // The same for merge.
+    let out = vcsim(&["sweep", "sweep.toml", "--out", "whole"], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    let out = vcsim(&["merge", "whole", "--out", "base.toml/merged"], &dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("base.toml/merged: cannot write the outputs there"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_reused_output_directory_keeps_no_stale_outputs() {
+    let dir = workdir("reuse", SMALL);
+    assert!(vcsim(&["sweep", "sweep.toml", "--out", "out"], &dir)
+        .status
+        .success());
+    assert!(dir.join("out/idleness.svg").exists());
+    std::fs::write(dir.join("out/notes.txt"), "mine").unwrap();
+    // The sweep no longer plots idleness.
+    std::fs::write(
+        dir.join("sweep.toml"),
+        SMALL.replace("[\"waste\", \"idleness\"]", "[\"waste\"]"),
+    )
+    .unwrap();
+    assert!(vcsim(&["sweep", "sweep.toml", "--out", "out"], &dir)
+        .status
+        .success());
+    assert!(vcsim(&["sweep", "sweep.toml", "--out", "fresh"], &dir)
+        .status
+        .success());
+    let mut want = files(&dir.join("fresh"));
+    want.push(("notes.txt".into(), b"mine".to_vec()));
+    want.sort();
+    assert_eq!(
+        files(&dir.join("out")),
+        want,
+        "vcsim's own files are replaced, stale ones removed, others kept"
+    );
+    assert!(!dir.join("out/idleness.svg").exists());
+    // merge clears its --out the same way.
+    std::fs::write(dir.join("fresh/monotony.svg"), "<svg/>").unwrap();
+    let out = vcsim(&["merge", "out", "--out", "fresh"], &dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.join("fresh/monotony.svg").exists());
 }
 
 #[test]
@@ -237,7 +579,7 @@ fn the_paper_sweeps_are_valid() {
     for e in std::fs::read_dir(root.join("scenarios/paper")).unwrap() {
         let p = e.unwrap().path();
         let text = read(&p);
-        if !text.contains("[[axis]]") {
+        if !text.contains("policies = ") {
             continue;
         }
         n += 1;

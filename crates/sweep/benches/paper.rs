@@ -26,7 +26,7 @@ fn main() {
         .collect();
     files.sort();
     let registry = Registry::builtins().expect("built-in policies");
-    let threads = rayon::current_num_threads();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (mut total_runs, mut total_secs) = (0usize, 0f64);
     println!(
         "{:<24} {:>6} {:>9} {:>12}",
@@ -35,7 +35,7 @@ fn main() {
     for f in &files {
         let sweep = Sweep::load(f).unwrap_or_else(|e| panic!("{e}"));
         let t = Instant::now();
-        let rows = run(&sweep, &registry, RunOptions::default());
+        let rows = run(&sweep, &registry, RunOptions::default()).unwrap_or_else(|e| panic!("{e}"));
         let secs = t.elapsed().as_secs_f64();
         let failed = rows.iter().filter(|r| r.outcome.is_err()).count();
         assert_eq!(failed, 0, "{}: {failed} runs failed", f.display());

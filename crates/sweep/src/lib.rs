@@ -1,5 +1,5 @@
 //! Parameter sweeps for vcsim: a sweep file names a scenario, policies,
-//! replications and one or two axes; every cell (a point of the axes'
+//! replications and up to two axes; every cell (a point of the axes'
 //! product) runs every policy on the same seeds (paired), in parallel, and
 //! the results become `results.csv`, `summary.csv`, one SVG per metric and
 //! `manifest.json`.
@@ -10,30 +10,31 @@
 //! line; a run that fails is a failed row, never a lost sweep.
 //!
 //! The pieces: [`Sweep::load`] reads and checks a file and builds every
-//! cell's scenario; [`run`] runs a shard of the cells; [`write_outputs`]
-//! turns rows into the four outputs; [`merge`] joins shard directories by
+//! cell's scenario; [`prepare_dir`] checks the output directory before the
+//! first run; [`run`] runs a shard of the cells; [`write_outputs`] turns rows
+//! into the four outputs; [`merge`] joins shard directories by
 //! reading them back and calling [`write_outputs`] again, so that merged and
 //! unsharded outputs are the same bytes.
 
 #![forbid(unsafe_code)]
 
+pub mod data;
 pub mod knobs;
 pub mod output;
 pub mod plot;
 pub mod stats;
+pub mod summary;
+pub mod threads;
 
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use serde::Deserialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use vcsim_framework::{Metrics, PolicySpec, Registry, Scenario, SimOptions};
 
+pub use data::{sha256_hex, value_label, Axis, Definition, Input, Manifest, Row, Shard, VERSION};
 pub use knobs::{Param, Setting};
-pub use output::{merge, write_outputs, Manifest, MergeError, Row};
-
-/// vcsim's version, written into every manifest.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use output::{merge, prepare_dir, write_outputs, MergeError};
 
 /// A sweep file that cannot be used, and where the fault is.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,36 +85,6 @@ struct RawAxis {
     values: Spanned<Vec<Spanned<toml::Value>>>,
 }
 
-/// One axis: a parameter and its values, in the file's order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Axis {
-    pub param: String,
-    pub values: Vec<serde_json::Value>,
-}
-
-/// An input file of the sweep and its SHA-256, as named relative to the
-/// sweep file's directory (so manifests do not depend on where they ran).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Input {
-    pub path: String,
-    pub sha256: String,
-}
-
-/// The definition of a sweep, as written in its manifest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Definition {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub description: String,
-    pub file: String,
-    pub scenario: String,
-    pub policies: Vec<String>,
-    pub replications: u32,
-    pub metrics: Vec<String>,
-    pub set: std::collections::BTreeMap<String, serde_json::Value>,
-    pub axes: Vec<Axis>,
-}
-
 /// A point of the axes' product, with the scenario it runs (or why it
 /// cannot run: a value that makes the scenario invalid fails the cell, not
 /// the sweep).
@@ -140,23 +111,6 @@ pub struct Sweep {
     pub cells: Vec<Cell>,
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Shows a TOML value as the CSV files and plots name it.
-pub fn value_label(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() => format!("{f}"),
-            _ => n.to_string(),
-        },
-        other => other.to_string(),
-    }
-}
-
 fn toml_to_json(v: &toml::Value) -> Option<serde_json::Value> {
     Some(match v {
         toml::Value::String(s) => serde_json::Value::String(s.clone()),
@@ -175,27 +129,18 @@ fn toml_to_json(v: &toml::Value) -> Option<serde_json::Value> {
     })
 }
 
-/// A deterministic slice of the cells: shard K of N runs cells i with
-/// `i % N == K - 1` (round robin, so that slow regions of an axis spread).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
-    pub k: usize,
-    pub n: usize,
-}
-
-impl Shard {
-    pub fn parse(s: &str) -> Result<Shard, String> {
-        let bad = || format!("--shard takes K/N with 1 <= K <= N (like 2/4), found `{s}`");
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let k: usize = k.trim().parse().map_err(|_| bad())?;
-        let n: usize = n.trim().parse().map_err(|_| bad())?;
-        if n == 0 || k == 0 || k > n {
-            return Err(bad());
-        }
-        Ok(Shard { k, n })
-    }
-    pub fn contains(&self, cell: usize) -> bool {
-        cell % self.n == self.k - 1
+/// Whether TOML text is a sweep file rather than a scenario: it has
+/// `policies` or an `[[axis]]` (a scenario has neither). Text that is not
+/// TOML is judged by its lines, so that its errors are reported by the
+/// reader it was meant for.
+pub fn is_sweep_text(text: &str) -> bool {
+    match text.parse::<toml::Table>() {
+        Ok(t) => t.contains_key("policies") || t.contains_key("axis"),
+        Err(_) => text.lines().map(str::trim_start).any(|l| {
+            l.starts_with("[[axis]]")
+                || l.strip_prefix("policies")
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+        }),
     }
 }
 
@@ -333,12 +278,12 @@ impl Sweep {
             set_json.insert(k.clone(), json.clone());
             fixed.push((Setting { param, value: json }, v.span()));
         }
-        if raw.axis.is_empty() || raw.axis.len() > 2 {
+        if raw.axis.len() > 2 {
             return Err(err(
                 "axis",
                 None,
                 format!(
-                    "a sweep has one or two [[axis]] tables, found {}",
+                    "a sweep has at most two [[axis]] tables, found {}",
                     raw.axis.len()
                 ),
             ));
@@ -391,17 +336,12 @@ impl Sweep {
 
         // Every cell's scenario: a value of the wrong kind, or a path that
         // does not exist, is an input error; a value the scenario rejects
-        // fails only its cell.
+        // fails only its cell. Without an axis there is one cell: the
+        // scenario with `[set]` applied.
         let ncells: usize = axes.iter().map(|a| a.values.len()).product();
         let mut cells = Vec::with_capacity(ncells);
         for index in 0..ncells {
-            let mut idx = Vec::new();
-            let mut rest = index;
-            for a in axes.iter().rev() {
-                idx.push(rest % a.values.len());
-                rest /= a.values.len();
-            }
-            idx.reverse();
+            let idx = data::value_indices(&axes, index);
             // (setting, key and span of its value, key and span of its param)
             type Span = std::ops::Range<usize>;
             let mut settings: Vec<(Setting, String, Span, String, Span)> = fixed
@@ -448,10 +388,12 @@ impl Sweep {
                         .zip(&labels)
                         .map(|(a, l)| format!("{}={l}", a.param))
                         .collect();
-                    Err(format!(
-                        "the scenario at {} is invalid: key `{k}`: {m}",
-                        at.join(", ")
-                    ))
+                    let at = if at.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" at {}", at.join(", "))
+                    };
+                    Err(format!("the scenario{at} is invalid: key `{k}`: {m}"))
                 }
             };
             cells.push(Cell {
@@ -530,8 +472,12 @@ impl Sweep {
             seeds: self.seeds(),
             cells: self.cells.len(),
             shard,
+            cell_ids: (0..self.cells.len())
+                .filter(|&c| shard.is_none_or(|s| s.contains(c)))
+                .collect(),
             runs: 0,
             failed_runs: 0,
+            results_sha256: String::new(),
         }
     }
 }
@@ -539,7 +485,8 @@ impl Sweep {
 /// How to run a sweep.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunOptions {
-    /// Worker threads; `None`: all cores. The output does not depend on it.
+    /// Worker threads (see [`threads::count`]); `None`: the available
+    /// cores. The output does not depend on it.
     pub jobs: Option<usize>,
     pub shard: Option<Shard>,
     /// Show a progress bar on standard error (only drawn on a terminal).
@@ -548,8 +495,9 @@ pub struct RunOptions {
 
 /// Runs the cells of `opts.shard` (all cells without one): every policy on
 /// every seed. Rows come in (cell, policy, replication) order whatever the
-/// number of threads.
-pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Vec<Row> {
+/// number of threads. The error: the worker threads could not be started
+/// (nothing ran).
+pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Result<Vec<Row>, String> {
     use rayon::prelude::*;
     let seeds = sweep.seeds();
     let tasks: Vec<(usize, usize, usize)> = sweep
@@ -620,25 +568,27 @@ pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Vec<Row> {
             outcome,
         }
     };
-    let rows = match rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs.unwrap_or(0))
-        .build()
-    {
-        Ok(pool) => pool.install(|| tasks.par_iter().map(one).collect()),
-        Err(_) => tasks.iter().map(one).collect(),
-    };
+    let pool = threads::pool(opts.jobs, tasks.len())?;
+    let rows = pool.install(|| tasks.par_iter().map(one).collect());
     bar.finish_and_clear();
-    rows
+    Ok(rows)
 }
 
-/// Runs a sweep and writes its outputs into `out`; returns the manifest
-/// written (its `failed_runs` says whether some runs failed).
-pub fn run_and_write(
-    sweep: &Sweep,
-    registry: &Registry,
-    opts: RunOptions,
-    out: &Path,
-) -> std::io::Result<Manifest> {
-    let rows = run(sweep, registry, opts);
-    write_outputs(out, &sweep.manifest(opts.shard), &rows)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_files_are_told_from_scenarios() {
+        assert!(is_sweep_text(
+            "name = \"r\"\nscenario = \"s.toml\"\npolicies = [\"CS1\"]\n"
+        ));
+        assert!(is_sweep_text("[[axis]]\nparam = \"mix\"\nvalues = [1]\n"));
+        assert!(!is_sweep_text(
+            "name = \"s\"\nseed = 1\n[host]\nncpus = 2\n"
+        ));
+        // Not TOML: judged by its lines.
+        assert!(is_sweep_text("policies = [\"CS1\"\n"));
+        assert!(!is_sweep_text("[host\nncpus = 2\n"));
+    }
 }

@@ -5,57 +5,11 @@
 //! which reads the shards' rows back, computes the very same summary and
 //! plots as an unsharded run.
 
-use crate::stats::{verdict, Estimate};
-use crate::{Definition, Input, Shard};
-use serde::{Deserialize, Serialize};
+use crate::data::{sha256_hex, Definition, Manifest, Row};
+use crate::summary::{summarize, SummaryLine};
 use std::path::{Path, PathBuf};
 use vcsim_framework::metrics::round6;
 use vcsim_framework::Metrics;
-
-/// One run: a cell, a policy, a replication.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub cell: usize,
-    /// The value of each axis, as text.
-    pub labels: Vec<String>,
-    pub policy: String,
-    pub replication: u32,
-    pub seed: u64,
-    /// The metrics in [`Metrics::NAMES`] order, or why the run failed.
-    pub outcome: Result<Vec<f64>, String>,
-}
-
-/// `manifest.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub vcsim_version: String,
-    pub sweep: Definition,
-    pub inputs: Vec<Input>,
-    pub seeds: Vec<u64>,
-    /// Cells of the whole sweep (a shard runs some of them).
-    pub cells: usize,
-    /// Which slice this directory holds; `null` for a whole sweep.
-    pub shard: Option<Shard>,
-    /// Runs written to `results.csv`, and how many of them failed.
-    pub runs: usize,
-    pub failed_runs: usize,
-}
-
-/// One line of `summary.csv`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SummaryLine {
-    pub cell: usize,
-    pub labels: Vec<String>,
-    pub policy: String,
-    pub metric: String,
-    pub n: usize,
-    pub mean: Option<f64>,
-    pub ci_low: Option<f64>,
-    pub ci_high: Option<f64>,
-    /// Paired difference from the first policy (absent for the first).
-    pub diff: Option<Estimate>,
-    pub verdict: Option<&'static str>,
-}
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> std::io::Error {
     std::io::Error::other(format!("{}: {e}", path.display()))
@@ -67,73 +21,20 @@ fn opt(x: Option<f64>) -> String {
         .unwrap_or_default()
 }
 
-/// Per cell and policy, per metric: mean, interval and the paired difference
-/// from the first policy. Rows must be in (cell, policy, replication) order.
-pub fn summarize(def: &Definition, rows: &[Row]) -> Vec<SummaryLine> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < rows.len() {
-        let cell = rows[i].cell;
-        let mut j = i;
-        while j < rows.len() && rows[j].cell == cell {
-            j += 1;
-        }
-        let group = &rows[i..j];
-        let base_policy = &def.policies[0];
-        for policy in &def.policies {
-            let mine: Vec<&Row> = group.iter().filter(|r| &r.policy == policy).collect();
-            if mine.is_empty() {
-                continue;
-            }
-            for (k, m) in Metrics::NAMES.iter().enumerate() {
-                let xs: Vec<f64> = mine
-                    .iter()
-                    .filter_map(|r| r.outcome.as_ref().ok().map(|v| v[k]))
-                    .collect();
-                let e = (!xs.is_empty()).then(|| Estimate::of(&xs));
-                let diff = if policy == base_policy {
-                    None
-                } else {
-                    let d: Vec<f64> = mine
-                        .iter()
-                        .filter_map(|r| {
-                            let b = group.iter().find(|b| {
-                                &b.policy == base_policy && b.replication == r.replication
-                            })?;
-                            Some(r.outcome.as_ref().ok()?[k] - b.outcome.as_ref().ok()?[k])
-                        })
-                        .collect();
-                    (!d.is_empty()).then(|| Estimate::of(&d))
-                };
-                out.push(SummaryLine {
-                    cell,
-                    labels: mine[0].labels.clone(),
-                    policy: policy.clone(),
-                    metric: m.to_string(),
-                    n: xs.len(),
-                    mean: e.map(|e| e.mean),
-                    ci_low: e.and_then(|e| e.low()),
-                    ci_high: e.and_then(|e| e.high()),
-                    verdict: diff.map(|d| verdict(m, &d).text()),
-                    diff,
-                });
-            }
-        }
-        i = j;
-    }
-    out
+fn results_header(def: &Definition) -> Vec<String> {
+    let mut header: Vec<String> = vec!["cell".into()];
+    header.extend(def.axes.iter().map(|a| a.param.clone()));
+    header.extend(["policy", "replication", "seed", "status"].map(String::from));
+    header.extend(Metrics::NAMES.map(String::from));
+    header.push("error".into());
+    header
 }
 
 fn results_csv(def: &Definition, rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
-    let mut header: Vec<String> = vec!["cell".into()];
-    header.extend(def.axes.iter().map(|a| a.param.clone()));
-    header.extend(["policy", "replication", "seed", "status"].map(String::from));
-    header.extend(Metrics::NAMES.map(String::from));
-    header.push("error".into());
-    w.write_record(&header)?;
+    w.write_record(results_header(def))?;
     for r in rows {
         let mut rec: Vec<String> = vec![r.cell.to_string()];
         rec.extend(r.labels.iter().cloned());
@@ -197,20 +98,65 @@ fn summary_csv(def: &Definition, lines: &[SummaryLine]) -> Result<Vec<u8>, csv::
     w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
 }
 
+/// The names vcsim owns in an output directory: `results.csv`,
+/// `summary.csv`, `manifest.json`, and `<metric>.svg` for every metric
+/// vcsim knows (whether or not this sweep plots it).
+pub fn owned_files() -> Vec<String> {
+    let mut v: Vec<String> = ["manifest.json", "results.csv", "summary.csv"]
+        .map(String::from)
+        .to_vec();
+    v.extend(Metrics::NAMES.iter().map(|m| format!("{m}.svg")));
+    v
+}
+
+/// Checks, before the first run, that `dir` can take a sweep's outputs:
+/// creates it if missing and writes and removes a probe file in it. The
+/// error names the directory.
+pub fn prepare_dir(dir: &Path) -> Result<(), String> {
+    let fail = |e: &dyn std::fmt::Display| {
+        format!(
+            "{}: cannot write the outputs there: {e}; choose another --out",
+            dir.display()
+        )
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err(fail(&"it is not a directory"));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+    let probe = dir.join(format!(".vcsim-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| fail(&e))?;
+    std::fs::remove_file(&probe).map_err(|e| fail(&e))?;
+    Ok(())
+}
+
 /// Writes `results.csv`, `summary.csv`, `<metric>.svg` for the sweep's
 /// metrics and `manifest.json` into `dir` (created if missing). Returns the
-/// manifest written, with its run counts filled in.
+/// manifest written, with its run counts and the checksum of `results.csv`
+/// filled in. The manifest is written last: a directory without one is not
+/// a finished output.
+///
+/// The files of [`owned_files`] that a previous sweep left in `dir` are
+/// removed first (the manifest first of all), so that a reused directory
+/// holds no plot of a metric this sweep no longer draws; any other file is
+/// left alone.
 pub fn write_outputs(dir: &Path, manifest: &Manifest, rows: &[Row]) -> std::io::Result<Manifest> {
     std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+    for name in owned_files() {
+        let p = dir.join(name);
+        if p.is_file() {
+            std::fs::remove_file(&p).map_err(|e| io_err(&p, e))?;
+        }
+    }
     let def = &manifest.sweep;
     let p = dir.join("results.csv");
-    std::fs::write(&p, results_csv(def, rows).map_err(|e| io_err(&p, e))?)
-        .map_err(|e| io_err(&p, e))?;
+    let results = results_csv(def, rows).map_err(|e| io_err(&p, e))?;
+    std::fs::write(&p, &results).map_err(|e| io_err(&p, e))?;
     let summary = summarize(def, rows);
     let p = dir.join("summary.csv");
     std::fs::write(&p, summary_csv(def, &summary).map_err(|e| io_err(&p, e))?)
         .map_err(|e| io_err(&p, e))?;
-    for m in &def.metrics {
+    // Without an axis there is no line to draw: no plot.
+    for m in def.metrics.iter().filter(|_| !def.axes.is_empty()) {
         let p = dir.join(format!("{m}.svg"));
         let svg = crate::plot::svg(def, m, &summary);
         std::fs::write(&p, svg).map_err(|e| io_err(&p, e))?;
@@ -218,6 +164,7 @@ pub fn write_outputs(dir: &Path, manifest: &Manifest, rows: &[Row]) -> std::io::
     let mut man = manifest.clone();
     man.runs = rows.len();
     man.failed_runs = rows.iter().filter(|r| r.outcome.is_err()).count();
+    man.results_sha256 = sha256_hex(&results);
     let p = dir.join("manifest.json");
     let mut text = serde_json::to_string_pretty(&man).map_err(|e| io_err(&p, e))?;
     text.push('\n');
@@ -243,7 +190,8 @@ impl std::fmt::Display for MergeError {
 
 impl std::error::Error for MergeError {}
 
-/// Reads a sweep directory back: its manifest and rows.
+/// Reads a sweep directory back: its manifest and rows, after checking that
+/// `results.csv` is the file the manifest describes ([`verify`]).
 pub fn read_dir(dir: &Path) -> Result<(Manifest, Vec<Row>), MergeError> {
     let e = |m: String| MergeError {
         dir: Some(dir.to_path_buf()),
@@ -254,24 +202,49 @@ pub fn read_dir(dir: &Path) -> Result<(Manifest, Vec<Row>), MergeError> {
         std::fs::read_to_string(&mp).map_err(|x| e(format!("cannot read manifest.json: {x}")))?;
     let man: Manifest = serde_json::from_str(&text)
         .map_err(|x| e(format!("manifest.json is not a sweep manifest: {x}")))?;
-    let rp = dir.join("results.csv");
-    let mut rd = csv::ReaderBuilder::new()
-        .from_path(&rp)
+    let bytes = std::fs::read(dir.join("results.csv"))
         .map_err(|x| e(format!("cannot read results.csv: {x}")))?;
-    let naxes = man.sweep.axes.len();
+    let rows = parse_results(&man.sweep, &bytes).map_err(e)?;
+    verify(&man, &rows, &bytes).map_err(e)?;
+    Ok((man, rows))
+}
+
+/// The rows of a `results.csv`; an error names the line and what is wrong.
+fn parse_results(def: &Definition, bytes: &[u8]) -> Result<Vec<Row>, String> {
+    let mut rd = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(bytes);
+    let naxes = def.axes.len();
     let nm = Metrics::NAMES.len();
-    let width = 1 + naxes + 4 + nm + 1;
+    let header = results_header(def);
+    let width = header.len();
     let mut rows = Vec::new();
+    let mut header_seen = false;
     for (i, rec) in rd.records().enumerate() {
-        let line = i + 2;
-        let rec = rec.map_err(|x| e(format!("results.csv:{line}: {x}")))?;
+        let line = i + 1;
+        let rec = rec.map_err(|x| format!("results.csv:{line}: {x}"))?;
         if rec.len() != width {
-            return Err(e(format!(
-                "results.csv:{line}: {} columns, expected {width}",
-                rec.len()
-            )));
+            return Err(format!(
+                "results.csv:{line}: {} column{}, expected {width}; the file is damaged or cut short",
+                rec.len(),
+                if rec.len() == 1 { "" } else { "s" }
+            ));
         }
-        let bad = |what: &str| e(format!("results.csv:{line}: bad {what}"));
+        if line == 1 {
+            if rec.iter().ne(header.iter().map(String::as_str)) {
+                return Err(format!(
+                    "results.csv:1: the header is not `{}`",
+                    header.join(",")
+                ));
+            }
+            header_seen = true;
+            continue;
+        }
+        let bad = |what: &str| {
+            let k = header.iter().position(|h| h == what).unwrap_or(0);
+            format!("results.csv:{line}: bad {what} `{}`", &rec[k])
+        };
         let cell: usize = rec[0].parse().map_err(|_| bad("cell"))?;
         let labels: Vec<String> = (0..naxes).map(|a| rec[1 + a].to_string()).collect();
         let b = 1 + naxes;
@@ -298,7 +271,133 @@ pub fn read_dir(dir: &Path) -> Result<(Manifest, Vec<Row>), MergeError> {
             outcome,
         });
     }
-    Ok((man, rows))
+    if !header_seen {
+        return Err("results.csv is empty".into());
+    }
+    Ok(rows)
+}
+
+/// Checks that `rows`, read from `results_csv`, are what `man` says the
+/// directory holds: its checksum, its run counts, and exactly one row for
+/// every (cell, policy, replication) of its cells, with the cell's axis
+/// values and the replication's seed.
+pub fn verify(man: &Manifest, rows: &[Row], results_csv: &[u8]) -> Result<(), String> {
+    let def = &man.sweep;
+    if man.results_sha256.is_empty() {
+        return Err(
+            "manifest.json has no `results_sha256` (written by an older vcsim); \
+             run this sweep or shard again"
+                .into(),
+        );
+    }
+    if def.cell_count() != man.cells {
+        return Err(format!(
+            "manifest.json says {} cells, but its axes make {}",
+            man.cells,
+            def.cell_count()
+        ));
+    }
+    let expected: Vec<usize> = (0..man.cells)
+        .filter(|&c| man.shard.is_none_or(|s| s.contains(c)))
+        .collect();
+    if man.cell_ids != expected {
+        return Err(format!(
+            "manifest.json lists cells {:?}, but {} holds cells {:?}",
+            man.cell_ids,
+            match man.shard {
+                Some(s) => format!("shard {}/{}", s.k, s.n),
+                None => "a whole sweep".into(),
+            },
+            expected
+        ));
+    }
+    let np = def.policies.len();
+    let nr = def.replications as usize;
+    if man.seeds.len() != nr {
+        return Err(format!(
+            "manifest.json has {} seeds for {nr} replications",
+            man.seeds.len()
+        ));
+    }
+    // seen[cell position][policy][replication]
+    let mut seen = vec![false; man.cell_ids.len() * np * nr];
+    for (i, r) in rows.iter().enumerate() {
+        let line = i + 2;
+        let at = |m: String| format!("results.csv:{line}: {m}");
+        let Ok(ci) = man.cell_ids.binary_search(&r.cell) else {
+            return Err(at(format!(
+                "cell {} is not one of this directory's cells",
+                r.cell
+            )));
+        };
+        let Some(p) = def.policies.iter().position(|q| q == &r.policy) else {
+            return Err(at(format!(
+                "policy `{}` is not one of the sweep's",
+                r.policy
+            )));
+        };
+        let rep = r.replication as usize;
+        if rep >= nr {
+            return Err(at(format!(
+                "replication {rep}, but the sweep has {nr} (0 to {})",
+                nr - 1
+            )));
+        }
+        if r.seed != man.seeds[rep] {
+            return Err(at(format!(
+                "seed {} for replication {rep}, whose seed is {}",
+                r.seed, man.seeds[rep]
+            )));
+        }
+        if r.labels != def.cell_labels(r.cell) {
+            return Err(at(format!(
+                "the axis values of cell {} are {}, not {}",
+                r.cell,
+                def.cell_labels(r.cell).join(","),
+                r.labels.join(",")
+            )));
+        }
+        let k = (ci * np + p) * nr + rep;
+        if std::mem::replace(&mut seen[k], true) {
+            return Err(at(format!(
+                "cell {}, policy `{}`, replication {rep} appears twice",
+                r.cell, r.policy
+            )));
+        }
+    }
+    if let Some(k) = seen.iter().position(|s| !s) {
+        let (ci, rest) = (k / (np * nr), k % (np * nr));
+        return Err(format!(
+            "results.csv has {} of the {} runs of its cells (the first missing: cell {}, policy `{}`, replication {}); the file is incomplete",
+            rows.len(),
+            seen.len(),
+            man.cell_ids[ci],
+            def.policies[rest / nr],
+            rest % nr
+        ));
+    }
+    if rows.len() != man.runs {
+        return Err(format!(
+            "results.csv has {} runs, manifest.json says {}",
+            rows.len(),
+            man.runs
+        ));
+    }
+    let failed = rows.iter().filter(|r| r.outcome.is_err()).count();
+    if failed != man.failed_runs {
+        return Err(format!(
+            "results.csv has {failed} failed runs, manifest.json says {}",
+            man.failed_runs
+        ));
+    }
+    let sum = sha256_hex(results_csv);
+    if sum != man.results_sha256 {
+        return Err(format!(
+            "results.csv does not match manifest.json (SHA-256 {sum}, recorded {}): it was changed after the sweep wrote it",
+            man.results_sha256
+        ));
+    }
+    Ok(())
 }
 
 /// Joins the shard directories of one sweep into `out`, which then holds
@@ -310,6 +409,18 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Manifest, MergeError> {
             message: "name the shard directories to merge".into(),
         });
     }
+    // Writing into a shard directory would replace the shard with the
+    // merged result; refuse rather than lose it.
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    if let Some(d) = dirs
+        .iter()
+        .find(|d| canon(d).is_some() && canon(d) == canon(out))
+    {
+        return Err(MergeError {
+            dir: Some(d.clone()),
+            message: "is also the --out directory; merge into a new directory".into(),
+        });
+    }
     let mut parts = Vec::new();
     for d in dirs {
         parts.push((d.clone(), read_dir(d)?));
@@ -317,12 +428,20 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Manifest, MergeError> {
     let first = parts[0].1 .0.clone();
     let first = &first;
     let n = first.shard.map_or(1, |s| s.n);
-    let mut seen = vec![false; n];
+    let mut seen: Vec<Option<&PathBuf>> = vec![None; n];
     for (d, (m, _)) in &parts {
         let e = |msg: String| MergeError {
             dir: Some(d.clone()),
             message: msg,
         };
+        if m.vcsim_version != first.vcsim_version {
+            return Err(e(format!(
+                "was made by vcsim {}, {} by vcsim {}",
+                m.vcsim_version,
+                dirs[0].display(),
+                first.vcsim_version
+            )));
+        }
         if m.sweep != first.sweep
             || m.inputs != first.inputs
             || m.seeds != first.seeds
@@ -333,27 +452,40 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Manifest, MergeError> {
                 dirs[0].display()
             )));
         }
-        if m.vcsim_version != first.vcsim_version {
-            return Err(e(format!(
-                "was made by vcsim {}, not {}",
-                m.vcsim_version, first.vcsim_version
-            )));
-        }
         let (k, mn) = m.shard.map_or((1, 1), |s| (s.k, s.n));
         if mn != n {
             return Err(e(format!(
-                "is shard {k}/{mn}, but the first directory is of {n} shards"
+                "is shard {k}/{mn}, but {} is one of {n} shards",
+                dirs[0].display()
             )));
         }
-        if seen[k - 1] {
-            return Err(e(format!("shard {k}/{n} is given twice")));
+        if let Some(other) = seen[k - 1].replace(d) {
+            return Err(e(format!(
+                "shard {k}/{n} is given twice (also as {})",
+                other.display()
+            )));
         }
-        seen[k - 1] = true;
     }
-    if let Some(k) = seen.iter().position(|s| !s) {
+    if let Some(k) = seen.iter().position(|s| s.is_none()) {
+        let missing: Vec<String> = seen
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_none())
+            .map(|(i, _)| format!("{}/{n}", i + 1))
+            .collect();
         return Err(MergeError {
             dir: None,
-            message: format!("shard {}/{n} is missing", k + 1),
+            message: format!(
+                "shard {}/{n} is missing{}; make it with `vcsim sweep {} --shard {}/{n}`",
+                k + 1,
+                if missing.len() > 1 {
+                    format!(" (missing: {})", missing.join(", "))
+                } else {
+                    String::new()
+                },
+                first.sweep.file,
+                k + 1
+            ),
         });
     }
     let order = |p: &str| {
@@ -368,8 +500,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Manifest, MergeError> {
     rows.sort_by(|a, b| {
         (a.cell, order(&a.policy), a.replication).cmp(&(b.cell, order(&b.policy), b.replication))
     });
+    prepare_dir(out).map_err(|message| MergeError { dir: None, message })?;
     let mut man = first.clone();
     man.shard = None;
+    man.cell_ids = (0..man.cells).collect();
     write_outputs(out, &man, &rows).map_err(|x| MergeError {
         dir: Some(out.to_path_buf()),
         message: x.to_string(),

@@ -1,0 +1,157 @@
+//! The plain data that the other modules share: a sweep's definition as its
+//! manifest records it, a shard, one run's row and the manifest. Nothing
+//! here depends on another module of the crate, so data flows one way:
+//! `data` → `summary` → `plot` → `output`, and `lib` (loading and running)
+//! uses them all.
+
+use serde::{Deserialize, Serialize};
+
+/// vcsim's version, written into every manifest.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// One axis: a parameter and its values, in the file's order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Axis {
+    pub param: String,
+    pub values: Vec<serde_json::Value>,
+}
+
+/// An input file of the sweep and its SHA-256, as named relative to the
+/// sweep file's directory (so manifests do not depend on where they ran).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Input {
+    pub path: String,
+    pub sha256: String,
+}
+
+/// The definition of a sweep, as written in its manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Definition {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    pub file: String,
+    pub scenario: String,
+    pub policies: Vec<String>,
+    pub replications: u32,
+    pub metrics: Vec<String>,
+    pub set: std::collections::BTreeMap<String, serde_json::Value>,
+    pub axes: Vec<Axis>,
+}
+
+impl Definition {
+    /// Cells of the sweep: the product of the axes' lengths (1 without an
+    /// axis: the scenario itself).
+    pub fn cell_count(&self) -> usize {
+        self.axes.iter().map(|a| a.values.len()).product()
+    }
+
+    /// The index of each axis's value at `cell`.
+    pub fn value_indices(&self, cell: usize) -> Vec<usize> {
+        value_indices(&self.axes, cell)
+    }
+
+    /// The value of each axis at `cell`, as the CSV files write it.
+    pub fn cell_labels(&self, cell: usize) -> Vec<String> {
+        self.value_indices(cell)
+            .iter()
+            .zip(&self.axes)
+            .map(|(&j, a)| value_label(&a.values[j]))
+            .collect()
+    }
+}
+
+/// The index of each axis's value at `cell`: cells number the axes'
+/// product with the last axis varying fastest. Without an axis, cell 0 is
+/// the one cell and has no values.
+pub fn value_indices(axes: &[Axis], cell: usize) -> Vec<usize> {
+    let mut idx = Vec::with_capacity(axes.len());
+    let mut rest = cell;
+    for a in axes.iter().rev() {
+        idx.push(rest % a.values.len());
+        rest /= a.values.len();
+    }
+    idx.reverse();
+    idx
+}
+
+/// Shows a TOML value as the CSV files and plots name it.
+pub fn value_label(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() => format!("{f}"),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// A deterministic slice of the cells: shard K of N runs cells i with
+/// `i % N == K - 1` (round robin, so that slow regions of an axis spread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl Shard {
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard takes K/N with 1 <= K <= N (like 2/4), found `{s}`");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let k: usize = k.trim().parse().map_err(|_| bad())?;
+        let n: usize = n.trim().parse().map_err(|_| bad())?;
+        if n == 0 || k == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Shard { k, n })
+    }
+    pub fn contains(&self, cell: usize) -> bool {
+        cell % self.n == self.k - 1
+    }
+}
+
+/// One run: a cell, a policy, a replication.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub cell: usize,
+    /// The value of each axis, as text.
+    pub labels: Vec<String>,
+    pub policy: String,
+    pub replication: u32,
+    pub seed: u64,
+    /// The metrics in [`vcsim_framework::Metrics::NAMES`] order, or why the run failed.
+    pub outcome: Result<Vec<f64>, String>,
+}
+
+/// `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub vcsim_version: String,
+    pub sweep: Definition,
+    pub inputs: Vec<Input>,
+    pub seeds: Vec<u64>,
+    /// Cells of the whole sweep (a shard runs some of them).
+    pub cells: usize,
+    /// Which slice this directory holds; `null` for a whole sweep.
+    pub shard: Option<Shard>,
+    /// The cells whose runs `results.csv` holds, ascending (every cell
+    /// for a whole sweep).
+    #[serde(default)]
+    pub cell_ids: Vec<usize>,
+    /// Runs written to `results.csv`, and how many of them failed.
+    pub runs: usize,
+    pub failed_runs: usize,
+    /// SHA-256 of `results.csv` as written, so that `merge` can tell a
+    /// file changed or cut short after the sweep wrote it. (Empty in a
+    /// manifest written before vcsim recorded it.)
+    #[serde(default)]
+    pub results_sha256: String,
+}
+
+/// SHA-256 as 64 lowercase hex digits.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}

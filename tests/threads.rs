@@ -1,0 +1,122 @@
+//! Worker threads of `vcsim compare` and `vcsim sweep`: a `--jobs` far above
+//! the number of runs starts no more threads than runs and changes nothing,
+//! and a system that refuses threads is an error message with exit status 2,
+//! not a panic.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn vcsim(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("vcsim runs")
+}
+
+/// Three runs: three policies, one replication each.
+fn compare(jobs: &str, env: &[(&str, &str)]) -> Output {
+    vcsim(
+        &[
+            "compare",
+            "scenarios/outages.toml",
+            "--policy",
+            "CS2_WF2_WS2_JC2",
+            "--policy",
+            "CS1_WF2_WS2_JC2",
+            "--policy",
+            "CS2_WF1_WS2_JC2",
+            "--format",
+            "json",
+            "--jobs",
+            jobs,
+        ],
+        env,
+    )
+}
+
+#[test]
+fn a_huge_jobs_on_three_runs_gives_the_output_of_one_thread() {
+    let one = compare("1", &[]);
+    let huge = compare("100000", &[]);
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    assert!(
+        huge.status.success(),
+        "{}",
+        String::from_utf8_lossy(&huge.stderr)
+    );
+    assert!(!one.stdout.is_empty());
+    assert_eq!(one.stdout, huge.stdout);
+}
+
+/// Threads that cannot start: a stack of a petabyte cannot be mapped, so
+/// every thread the process spawns fails, as it would under `ulimit -u`
+/// (which does not bind root).
+const NO_THREADS: [(&str, &str); 2] = [
+    ("RUST_MIN_STACK", "1000000000000000"),
+    ("RUST_BACKTRACE", "0"),
+];
+
+fn refused(out: &Output, what: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert!(
+        err.contains("cannot start") && err.contains("--jobs") && !err.contains("panicked"),
+        "{what}: {err}"
+    );
+}
+
+#[test]
+fn threads_that_cannot_start_are_an_error_not_a_panic() {
+    refused(&compare("2", &NO_THREADS), "compare --jobs 2");
+    let out = vcsim(
+        &[
+            "compare",
+            "scenarios/outages.toml",
+            "--policy",
+            "CS2_WF2_WS2_JC2",
+        ],
+        &NO_THREADS,
+    );
+    refused(&out, "compare without --jobs");
+
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("threads-sweep");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(
+        root.join("scenarios/paper-base.toml"),
+        dir.join("base.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sweep.toml"),
+        "name = \"t\"\nscenario = \"base.toml\"\npolicies = [\"CS2_WF2_WS2_JC2\"]\n\
+         [set]\nduration_days = 1\n[[axis]]\nparam = \"host.ncpus\"\nvalues = [1, 2]\n",
+    )
+    .unwrap();
+    let sweep = dir.join("sweep.toml");
+    let out_dir = dir.join("out");
+    let args = [
+        "sweep",
+        sweep.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ];
+    refused(&vcsim(&args, &NO_THREADS), "sweep");
+    assert!(
+        !out_dir.join("manifest.json").exists(),
+        "nothing ran, nothing is written"
+    );
+    let out = vcsim(&args, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
