@@ -137,6 +137,40 @@ fn is_within(a: &str, b: &str) -> bool {
     b.is_empty() || a == b || a.starts_with(&format!("{b}::"))
 }
 
+/// Items of a library crate's root that its other files name (`crate::X`
+/// where `X` is no module): they would hide an import from the circle check.
+fn root_items_used(src: &Path) -> Vec<String> {
+    if !src.join("lib.rs").is_file() {
+        return vec![];
+    }
+    let files = rust_files(src);
+    let mut modules: BTreeSet<String> = files.iter().map(|f| module_of(src, f)).collect();
+    // Another crate under a name (`pub use vcsim_dylib_abi as abi;`) is no item of this one.
+    let lib = code_of(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
+    for line in lib.lines() {
+        if let Some((_, alias)) = line.trim().strip_prefix("pub use ").and_then(|l| l.split_once(" as ")) {
+            modules.insert(alias.trim_end_matches(';').trim().to_string());
+        }
+    }
+    let mut out = Vec::new();
+    for f in &files {
+        let m = module_of(src, f);
+        if m.is_empty() {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(f).unwrap());
+        for r in references(&m, &code) {
+            let first = r.split("::").next().unwrap_or("");
+            if !first.is_empty() && !modules.iter().any(|x| x == first || x.starts_with(&format!("{first}::"))) {
+                out.push(format!("{}: crate::{first}", f.display()));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// The circles of imports between the files of `src`, if any.
 fn import_circles(src: &Path) -> Vec<Vec<String>> {
     let files = rust_files(src);
@@ -256,6 +290,15 @@ fn no_crate_has_an_import_circle_between_its_files() {
         }
     }
     assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+}
+
+#[test]
+fn no_library_file_names_an_item_of_its_crate_root() {
+    let mut found = Vec::new();
+    for src in crate_sources() {
+        found.extend(root_items_used(&src));
+    }
+    assert!(found.is_empty(), "names the crate root's items (use their modules):\n{}", found.join("\n"));
 }
 
 #[test]
