@@ -13,6 +13,25 @@ use vcsim_framework::{
 /// The base scenario, built in so that `vcsim` alone has something to run.
 pub const BASE_SCENARIO: &str = include_str!("../scenarios/paper-base.toml");
 
+/// The spec a run takes without `--policy`: the default of every family
+/// (`CS2_WF2_WS2_JC2`), except on a host whose projects have apps for its
+/// GPUs, where WF2 and WS2 (written for CPUs) would leave the GPUs idle:
+/// there the GPU-aware fetcher and server of work-fetch-and-gpus.
+pub fn default_spec(scn: &Scenario) -> &'static str {
+    let gpu_apps = scn.projects.iter().any(|p| {
+        p.apps.iter().any(|a| {
+            a.gpu
+                .as_ref()
+                .is_some_and(|g| scn.host.gpus.iter().any(|h| h.kind == g.kind))
+        })
+    });
+    if gpu_apps {
+        "cpu=cs2,fetch=gpu,send=gpu,estimate=jc2"
+    } else {
+        "CS2_WF2_WS2_JC2"
+    }
+}
+
 /// The default comparison: the paper's combinations, one family changed at a time.
 pub const DEFAULT_POLICIES: [&str; 5] = [
     "CS2_WF2_WS2_JC2",
@@ -50,6 +69,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             trace,
         }) => {
             let scn = load_scenario(&scenario)?;
+            let policy = policy.unwrap_or_else(|| default_spec(&scn).to_string());
             let specs = parse_specs(&[policy])?;
             let reg = registry_for(&plugins, &specs)?;
             let opts = SimOptions {
@@ -75,6 +95,9 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             }
             for line in &out.log {
                 eprintln!("note: {line}");
+            }
+            for w in &out.warnings {
+                eprintln!("warning: {w}");
             }
             print!(
                 "{}",
@@ -159,7 +182,7 @@ pub fn run_comparison(
         .flat_map(|i| seeds.iter().map(move |s| (i, *s)))
         .collect();
     let pool = vcsim_sweep::threads::pool(jobs, cells.len()).map_err(Failure::input)?;
-    let results: Vec<Result<RunReport, String>> = pool.install(|| {
+    let results: Vec<Result<(RunReport, Vec<String>), String>> = pool.install(|| {
         cells
             .par_iter()
             .map(|&(i, s)| {
@@ -167,13 +190,24 @@ pub fn run_comparison(
                     seed: Some(s),
                     ..Default::default()
                 };
-                run_spec(scn, reg, &specs[i], opts).map(|o| o.report)
+                run_spec(scn, reg, &specs[i], opts).map(|o| (o.report, o.warnings))
             })
             .collect()
     });
     let mut runs: Vec<Vec<RunReport>> = vec![Vec::new(); specs.len()];
+    let mut warned: Vec<String> = Vec::new();
     for ((i, _), r) in cells.iter().zip(results) {
-        runs[*i].push(r.map_err(Failure::running)?);
+        let (report, warnings) = r.map_err(Failure::running)?;
+        for w in warnings {
+            let w = format!("{}: {w}", specs[*i].display());
+            if !warned.contains(&w) {
+                warned.push(w);
+            }
+        }
+        runs[*i].push(report);
+    }
+    for w in &warned {
+        eprintln!("warning: {w}");
     }
     let names: Vec<String> = specs.iter().map(|s| s.display()).collect();
     Ok(compare::compare(&scn.name, &seeds, &names, &runs))

@@ -51,17 +51,19 @@ pub fn compare(
 ) -> Comparison {
     let r6 = vcsim_framework::metrics::round6;
     let values = |i: usize, m: &str| -> Vec<f64> {
-        runs[i]
-            .iter()
-            .map(|r| r.metrics.get(m).unwrap_or(0.0))
-            .collect()
+        runs[i].iter().map(|r| r.metric(m).unwrap_or(0.0)).collect()
     };
+    // The aggregate metrics, and per-resource idleness on a host with GPUs.
+    let names_of_metrics = runs.first().and_then(|r| r.first()).map_or_else(
+        || Metrics::NAMES.map(String::from).to_vec(),
+        |r| r.metric_names(),
+    );
     let policies = names
         .iter()
         .enumerate()
         .map(|(i, name)| PolicySummary {
             policy: name.clone(),
-            metrics: Metrics::NAMES
+            metrics: names_of_metrics
                 .iter()
                 .map(|m| {
                     let e = Estimate::of(&values(i, m));
@@ -77,7 +79,7 @@ pub fn compare(
         .collect();
     let mut differences = Vec::new();
     for (i, name) in names.iter().enumerate().skip(1) {
-        for m in Metrics::NAMES {
+        for m in &names_of_metrics {
             let base = values(0, m);
             let d: Vec<f64> = values(i, m).iter().zip(&base).map(|(a, b)| a - b).collect();
             let e = Estimate::of(&d);
@@ -88,7 +90,7 @@ pub fn compare(
                 mean: r6(e.mean),
                 ci_low: e.low().map(r6),
                 ci_high: e.high().map(r6),
-                verdict: verdict(m, &e),
+                verdict: verdict(m.split('.').next().unwrap_or(m), &e),
             });
         }
     }

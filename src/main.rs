@@ -47,9 +47,11 @@ pub enum Command {
     /// One run of a scenario under one policy.
     Run {
         scenario: PathBuf,
-        /// Policy: `CS2_WF2_WS2_JC2` or `cpu=cs2,fetch=wf2,...`.
-        #[arg(long, default_value = "CS2_WF2_WS2_JC2")]
-        policy: String,
+        /// Policy: `CS2_WF2_WS2_JC2` or `cpu=cs2,fetch=wf2,...`. Default:
+        /// `CS2_WF2_WS2_JC2`, or on a host whose projects use its GPUs
+        /// `cpu=cs2,fetch=gpu,send=gpu,estimate=jc2`.
+        #[arg(long)]
+        policy: Option<String>,
         /// Override the scenario's seed.
         #[arg(long)]
         seed: Option<u64>,

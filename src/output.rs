@@ -35,8 +35,8 @@ pub fn run_table(r: &RunReport) -> String {
         r.scenario, r.policy, r.seed
     );
     let mut t = table(vec!["metric".into(), "value".into()]);
-    for m in Metrics::NAMES {
-        t.add_row(vec![m.to_string(), num(r.metrics.get(m).unwrap_or(0.0))]);
+    for m in r.metric_names() {
+        t.add_row(vec![m.clone(), num(r.metric(&m).unwrap_or(0.0))]);
     }
     out += &format!("{t}\n\n");
     let mut t = table(vec![
@@ -123,8 +123,13 @@ pub fn compare_table(c: &Comparison) -> String {
     let mut header = vec!["metric".to_string()];
     header.extend(c.policies.iter().map(|p| p.policy.clone()));
     let mut t = table(header);
-    for (mi, m) in Metrics::NAMES.iter().enumerate() {
-        let mut row = vec![m.to_string()];
+    let names: Vec<String> = c.policies[0]
+        .metrics
+        .iter()
+        .map(|m| m.metric.clone())
+        .collect();
+    for (mi, m) in names.iter().enumerate() {
+        let mut row = vec![m.clone()];
         for p in &c.policies {
             let s = &p.metrics[mi];
             row.push(cell(s.mean, s.ci_low, s.ci_high));
@@ -138,13 +143,13 @@ pub fn compare_table(c: &Comparison) -> String {
         let mut header = vec!["metric".to_string()];
         header.extend(c.policies.iter().skip(1).map(|p| p.policy.clone()));
         let mut t = table(header);
-        for m in Metrics::NAMES {
-            let mut row = vec![m.to_string()];
+        for m in &names {
+            let mut row = vec![m.clone()];
             for p in c.policies.iter().skip(1) {
                 let d = c
                     .differences
                     .iter()
-                    .find(|d| d.policy == p.policy && d.metric == m)
+                    .find(|d| d.policy == p.policy && &d.metric == m)
                     .expect("one per metric");
                 let v = if d.verdict == Verdict::Undecided {
                     String::new()

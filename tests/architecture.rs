@@ -148,7 +148,11 @@ fn root_items_used(src: &Path) -> Vec<String> {
     // Another crate under a name (`pub use vcsim_dylib_abi as abi;`) is no item of this one.
     let lib = code_of(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
     for line in lib.lines() {
-        if let Some((_, alias)) = line.trim().strip_prefix("pub use ").and_then(|l| l.split_once(" as ")) {
+        if let Some((_, alias)) = line
+            .trim()
+            .strip_prefix("pub use ")
+            .and_then(|l| l.split_once(" as "))
+        {
             modules.insert(alias.trim_end_matches(';').trim().to_string());
         }
     }
@@ -161,7 +165,11 @@ fn root_items_used(src: &Path) -> Vec<String> {
         let code = code_of(&std::fs::read_to_string(f).unwrap());
         for r in references(&m, &code) {
             let first = r.split("::").next().unwrap_or("");
-            if !first.is_empty() && !modules.iter().any(|x| x == first || x.starts_with(&format!("{first}::"))) {
+            if !first.is_empty()
+                && !modules
+                    .iter()
+                    .any(|x| x == first || x.starts_with(&format!("{first}::")))
+            {
                 out.push(format!("{}: crate::{first}", f.display()));
             }
         }
@@ -298,7 +306,11 @@ fn no_library_file_names_an_item_of_its_crate_root() {
     for src in crate_sources() {
         found.extend(root_items_used(&src));
     }
-    assert!(found.is_empty(), "names the crate root's items (use their modules):\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "names the crate root's items (use their modules):\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]

@@ -50,6 +50,34 @@ impl Metrics {
     }
 }
 
+impl RunReport {
+    /// The figures that tables and comparisons show: the aggregate metrics,
+    /// and on a host with GPUs each resource's idleness (`idleness.cpu`,
+    /// `idleness.nvidia`...) right after the headline.
+    pub fn metric_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for m in Metrics::NAMES {
+            names.push(m.to_string());
+            if m == "idleness" && self.resources.len() > 1 {
+                names.extend(self.resources.keys().map(|r| format!("idleness.{r}")));
+            }
+        }
+        names
+    }
+
+    /// A figure by name: a metric, or `idleness.<resource>`.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        match name.strip_prefix("idleness.") {
+            Some(r) => self
+                .resources
+                .get(r)
+                .and_then(|v| v.get("idleness"))
+                .and_then(|x| x.as_f64()),
+            None => self.metrics.get(name),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ResourceMetrics {
     pub idleness: f64,

@@ -190,3 +190,133 @@ pub enum Refusal {
     AppMaxConcurrent,
     ProjectMaxConcurrent,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{add_job, state, JobSpec};
+
+    /// `ncpus` CPUs and a GPU; project A: a GPU app holding `gpu_cpus` CPUs
+    /// (app 0) and a CPU app (app 1, 1 CPU, capped at `cap` jobs).
+    fn host(ncpus: u32, gpu_cpus: f64, pct: f64, cap: u32) -> crate::model::ClientState {
+        state(&format!(
+            r#"
+name = "t"
+duration_days = 1
+[host]
+ncpus = {ncpus}
+cpu_flops = 1e9
+[[host.gpu]]
+kind = "nvidia"
+count = 1
+flops = 1e10
+[client]
+max_ncpus_pct = {pct}
+[[project]]
+name = "A"
+resource_share = 1
+latency_bound_days = 1
+[[project.app]]
+name = "gpu"
+cpus = {gpu_cpus}
+gpu = {{ kind = "nvidia", count = 1 }}
+flops_estimate = 1e12
+flops_mean = 1e12
+[[project.app]]
+name = "cpu"
+max_concurrent = {cap}
+flops_estimate = 1e12
+flops_mean = 1e12
+"#
+        ))
+    }
+
+    /// Adds `n` queued jobs of `app`; returns their ids.
+    fn jobs(st: &mut crate::model::ClientState, app: usize, n: usize) -> Vec<u64> {
+        (0..n)
+            .map(|_| {
+                let mut s = JobSpec::queued(0, 1e12, 86400.0);
+                s.app = app;
+                add_job(st, s)
+            })
+            .collect()
+    }
+
+    fn check(st: &crate::model::ClientState, ids: &[u64]) -> Result<(), String> {
+        let listed: Vec<&Job> = ids.iter().map(|&i| st.job(i).unwrap()).collect();
+        Admission::admits_all(&st.host, &st.projects, &listed)
+    }
+
+    #[test]
+    fn a_cpu_job_runs_beside_a_gpu_job_that_holds_part_of_the_cpu() {
+        // 1 CPU: a 0.01-CPU GPU job and a 1-CPU job, 1.01 CPUs in use.
+        let mut st = host(1, 0.01, 100.0, 0);
+        let g = jobs(&mut st, 0, 1);
+        let c = jobs(&mut st, 1, 2);
+        assert_eq!(check(&st, &[g[0], c[0]]), Ok(()));
+        // Two CPU jobs: the second would start with 1.01 in use, not below 1.
+        assert!(check(&st, &[g[0], c[0], c[1]]).is_err());
+        // The same with a half-CPU GPU job: 1.5 in use.
+        let mut st = host(1, 0.5, 100.0, 0);
+        let g = jobs(&mut st, 0, 1);
+        let c = jobs(&mut st, 1, 1);
+        assert_eq!(check(&st, &[g[0], c[0]]), Ok(()));
+    }
+
+    #[test]
+    fn the_order_that_admits_every_job_is_found() {
+        // 2 CPUs, a GPU job holding 1 CPU, two CPU jobs: GPU first admits only
+        // one CPU job (1 + 1 = 2 is not below 2), CPU jobs first admit all
+        // three (0, 1 below 2; then 2 + 1 <= 2 + 1 for the GPU job).
+        let mut st = host(2, 1.0, 100.0, 0);
+        let g = jobs(&mut st, 0, 1);
+        let c = jobs(&mut st, 1, 2);
+        assert_eq!(check(&st, &[g[0], c[0], c[1]]), Ok(()));
+        let mut a = Admission::new(&st.host, &st.projects);
+        a.take(st.job(g[0]).unwrap());
+        a.take(st.job(c[0]).unwrap());
+        assert_eq!(a.refusal(st.job(c[1]).unwrap()), Some(Refusal::CpuFull));
+    }
+
+    #[test]
+    fn a_gpu_job_may_push_the_cpus_to_one_past_the_count_not_further() {
+        let mut st = host(1, 1.0, 100.0, 0);
+        let c = jobs(&mut st, 1, 1);
+        let g = jobs(&mut st, 0, 1);
+        // 1 CPU job, then the GPU job: 1 + 1 <= 1 + 1.
+        assert_eq!(check(&st, &[c[0], g[0]]), Ok(()));
+        let mut a = Admission::new(&st.host, &st.projects);
+        a.take(st.job(c[0]).unwrap());
+        a.take(st.job(c[0]).unwrap()); // 2 in use
+        assert_eq!(a.refusal(st.job(g[0]).unwrap()), Some(Refusal::CpuFull));
+    }
+
+    #[test]
+    fn a_user_limit_on_cpus_is_strict() {
+        // 2 CPUs at 50%: 1 usable, and no job may push past it.
+        let mut st = host(2, 0.01, 50.0, 0);
+        assert!(st.host.strict_cpus);
+        let g = jobs(&mut st, 0, 1);
+        let c = jobs(&mut st, 1, 1);
+        assert!(check(&st, &[g[0], c[0]]).is_err());
+        assert_eq!(check(&st, &[c[0]]), Ok(()));
+    }
+
+    #[test]
+    fn max_concurrent_caps_an_app() {
+        let mut st = host(8, 0.0, 100.0, 2);
+        let c = jobs(&mut st, 1, 3);
+        assert_eq!(check(&st, &[c[0], c[1]]), Ok(()));
+        let e = check(&st, &[c[0], c[1], c[2]]).unwrap_err();
+        assert!(e.contains("max_concurrent 2"), "{e}");
+        let mut a = Admission::new(&st.host, &st.projects);
+        a.take(st.job(c[0]).unwrap());
+        a.take(st.job(c[1]).unwrap());
+        assert_eq!(
+            a.refusal(st.job(c[2]).unwrap()),
+            Some(Refusal::AppMaxConcurrent)
+        );
+        a.give(st.job(c[1]).unwrap());
+        assert!(a.fits(st.job(c[2]).unwrap()));
+    }
+}

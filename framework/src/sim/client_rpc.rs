@@ -147,6 +147,11 @@ impl Simulation {
     /// One scheduler RPC; returns whether jobs arrived.
     fn do_rpc(&mut self, req: WorkRequest) -> Result<bool, SimError> {
         self.fold(self.k);
+        for (r, x) in req.rsc.iter().enumerate() {
+            if x.req_seconds > 0.0 || x.req_ninstances > 0.0 {
+                self.asked[r] = true;
+            }
+        }
         let now = self.st.now;
         let p = req.project;
         self.st.last_rpc = Some(now);

@@ -96,6 +96,9 @@ pub struct RunOutput {
     pub log: Vec<String>,
     /// The simulator's actions, when [`SimOptions::trace`] asked for them.
     pub trace: Vec<String>,
+    /// What the user should know about the run's validity (a GPU the policy
+    /// left idle...).
+    pub warnings: Vec<String>,
     /// Steps at which the simulator did work (for benchmarks and tests).
     pub steps_visited: u64,
 }
@@ -135,6 +138,8 @@ pub struct Simulation {
     /// Jobs (indices) that finished at this step and are not yet handled.
     finished_now: Vec<usize>,
     runlist: RunList,
+    /// Per resource: some RPC asked for its work by resource.
+    asked: Vec<bool>,
     timeline: Option<Timeline>,
     log: RunLog,
     trace: Vec<String>,
@@ -172,6 +177,7 @@ impl Simulation {
             done_step: Vec::new(),
             finished_now: Vec::new(),
             runlist: RunList::default(),
+            asked: vec![false; nrsc],
             timeline: opts.timeline.then(Timeline::default),
             log: RunLog::default(),
             trace: Vec::new(),
@@ -244,11 +250,13 @@ impl Simulation {
         self.close_timeline();
         self.check_invariants().map_err(|m| self.broken(m))?;
         let report = self.report()?;
+        let warnings = self.warnings(&report);
         Ok(RunOutput {
             report,
             timeline: self.timeline,
             log: self.log.into_lines(),
             trace: self.trace,
+            warnings,
             steps_visited: self.steps_visited,
         })
     }

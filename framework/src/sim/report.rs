@@ -34,6 +34,56 @@ impl Simulation {
         self.acc.check(&self.st)
     }
 
+    /// On a host whose projects have apps for its GPUs, a fetcher that
+    /// never asked for GPU work by resource (WF1 and WF2 ask for CPU seconds
+    /// only) and left a GPU idle a fifth of the time it could compute, or a
+    /// GPU-only project without any work, is named in a warning.
+    pub(super) fn warnings(&self, report: &RunReport) -> Vec<String> {
+        let host = &self.st.host;
+        let projects = &self.st.projects;
+        let gpus: Vec<usize> = (1..host.nrsc())
+            .filter(|&r| projects.iter().any(|p| p.has_rsc_apps[r]))
+            .collect();
+        if gpus.is_empty() || gpus.iter().any(|&r| self.asked[r]) {
+            return Vec::new();
+        }
+        let mut what = Vec::new();
+        for &r in &gpus {
+            let name = host.rsc_name(r);
+            let idle = report.metric(&format!("idleness.{name}")).unwrap_or(0.0);
+            if idle > 0.2 {
+                what.push(format!(
+                    "the `{name}` GPU was idle {:.0}% of the time it could compute",
+                    idle * 100.0
+                ));
+            }
+        }
+        let starved: Vec<&str> = projects
+            .iter()
+            .zip(&report.projects)
+            .filter(|(p, m)| !p.has_rsc_apps[crate::model::CPU] && m.flops == 0.0)
+            .map(|(p, _)| p.name.as_str())
+            .collect();
+        if !starved.is_empty() {
+            what.push(format!(
+                "{} (GPU apps only) got no work",
+                starved
+                    .iter()
+                    .map(|n| format!("project `{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if what.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "{}: fetch policy `{}` never asked for GPU work by resource (it was written for CPUs); `fetch=gpu,send=gpu` does",
+            what.join("; "),
+            self.pol.names[Family::Fetch.index()],
+        )]
+    }
+
     /// The disk manager's limit of each project, for the report.
     fn project_limits(&self) -> Result<Vec<Option<f64>>, SimError> {
         let v = super::live_view!(self);

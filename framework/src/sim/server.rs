@@ -210,7 +210,8 @@ impl Simulation {
                     gpu_count: app.gpu.map_or(0.0, |g| g.1),
                     flops_estimate: app.flops_estimate,
                     est_seconds: app.flops_estimate / speed * dcf,
-                    deadline: now + pr.latency_bound,
+                    // The app's own bound, if it has one (the model resolves it).
+                    deadline: now + app.latency_bound,
                 };
                 match self.pol.send.consider(&sreq, &sent, &cand) {
                     Ok(Verdict::Send) => {

@@ -169,6 +169,11 @@ impl GpuFetch {
                 continue;
             }
             let pr = &rr[r].projects[p];
+            // Capped by max_concurrent, and its jobs already fill what the
+            // caps let it use: it would get work it cannot run.
+            if pr.can_use.is_finite() && pr.shortfall <= 0.0 {
+                continue;
+            }
             let overworked = self.overall_ltd(v, p) < -period;
             if !idle && (overworked || pr.misses as f64 >= n) {
                 continue;
@@ -236,9 +241,16 @@ impl GpuFetch {
                 if self.backed_off(p, r, now) {
                     RscRequest::default()
                 } else {
+                    let capped = rr[r].projects[p].can_use.is_finite();
                     RscRequest {
-                        req_seconds: wf[r].shortfall,
-                        req_ninstances: wf[r].nidle,
+                        req_seconds: if capped {
+                            rr[r].projects[p].shortfall.min(wf[r].shortfall)
+                        } else {
+                            wf[r].shortfall
+                        },
+                        // A capped project is asked for no idle instances
+                        // (BOINC's current client does so).
+                        req_ninstances: if capped { 0.0 } else { wf[r].nidle },
                     }
                 }
             })

@@ -95,6 +95,12 @@ impl Wf2 {
             if !v.contactable(p) || !v.project(p).has_rsc_apps[CPU] {
                 continue;
             }
+            // A project whose max_concurrent caps let it use no more than its
+            // jobs already fill has nothing to gain from more work (BOINC's
+            // current client asks it for none): ask another.
+            if pr.can_use.is_finite() && pr.shortfall <= 0.0 {
+                continue;
+            }
             if pr.misses as f64 >= n && urgency != Urgency::NeedImmediately {
                 continue;
             }
@@ -131,10 +137,14 @@ impl Wf2 {
             } else {
                 0.0
             };
-            let mut x = rr.projects[p]
-                .shortfall
-                .max(share_part)
-                .min(1.01 * buffer * n);
+            let pr = &rr.projects[p];
+            // A capped project is asked only for what it can run (its MC shortfall).
+            let share_part = if pr.can_use.is_finite() {
+                0.0
+            } else {
+                share_part
+            };
+            let mut x = pr.shortfall.max(share_part).min(1.01 * buffer * n);
             if x <= 0.0 {
                 x = 1.0;
             }

@@ -1,0 +1,143 @@
+//! Today's BOINC hosts, as the shipped scenarios worked by hand in their
+//! comments say: GPU jobs that hold part of a CPU, max_concurrent, apps with
+//! their own deadlines, GPU computing allowed part of the time.
+
+mod common;
+
+use common::{root, temp_dir, vcsim};
+use serde_json::Value;
+
+/// `vcsim run` of a scenario file (its default policy), as JSON.
+fn run(path: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["run", path, "--format", "json"];
+    args.extend(extra);
+    serde_json::from_str(&vcsim(&args).stdout()).expect("JSON")
+}
+
+fn idle(r: &Value, rsc: &str) -> f64 {
+    r["resources"][rsc]["idleness"].as_f64().unwrap()
+}
+
+/// Project `p`'s part of resource `rsc`'s busy instance-seconds.
+fn usage(r: &Value, p: usize, rsc: &str) -> f64 {
+    r["projects"][p]["usage"][rsc].as_f64().unwrap()
+}
+
+fn near(x: f64, want: f64, tol: f64) -> bool {
+    (x - want).abs() <= tol
+}
+
+#[test]
+fn gpu_jobs_holding_a_hundredth_of_a_cpu_leave_neither_the_cpu_nor_the_gpu_idle() {
+    let r = run("scenarios/gpu-fractional-cpu.toml", &[]);
+    assert_eq!(
+        r["policy"],
+        "cpu=cs2,fetch=gpu,send=gpu,estimate=jc2,disk=none"
+    );
+    assert!(idle(&r, "cpu") <= 0.02, "{r}");
+    assert!(idle(&r, "nvidia") <= 0.02, "{r}");
+    assert!(
+        near(usage(&r, 0, "nvidia"), 0.75, 0.05),
+        "A's GPU share: {r}"
+    );
+    assert!(usage(&r, 1, "cpu") >= 0.95, "B's CPU share: {r}");
+    // The hand-worked CPU usage: A 0.01 x 0.75, B 0.99 + 0.01 x 0.25.
+    assert!(near(usage(&r, 0, "cpu"), 0.0075, 0.001), "{r}");
+}
+
+#[test]
+fn with_as_share_doubled_a_has_the_gpu_and_b_the_cpu() {
+    let text = std::fs::read_to_string(root().join("scenarios/gpu-fractional-cpu.toml")).unwrap();
+    // A's share is the first `resource_share = 100`.
+    let text = text.replacen("resource_share = 100", "resource_share = 200", 1);
+    let p = temp_dir("double-share").join("s.toml");
+    std::fs::write(&p, text).unwrap();
+    let r = run(p.to_str().unwrap(), &[]);
+    assert!(usage(&r, 0, "nvidia") >= 0.95, "{r}");
+    assert!(usage(&r, 1, "cpu") >= 0.95, "{r}");
+}
+
+#[test]
+fn gpu_jobs_holding_half_a_cpu_slow_the_cpu_job_beside_them_to_half() {
+    let r = run("scenarios/gpu-half-cpu.toml", &[]);
+    assert!(idle(&r, "cpu") <= 0.02 && idle(&r, "nvidia") <= 0.02, "{r}");
+    assert!(near(usage(&r, 0, "nvidia"), 0.75, 0.05), "{r}");
+    // A: 0.5 x 0.75; B: its CPU job's half CPU + 0.5 x 0.25.
+    assert!(near(usage(&r, 0, "cpu"), 0.375, 0.02), "{r}");
+    assert!(near(usage(&r, 1, "cpu"), 0.625, 0.02), "{r}");
+    let f = r["projects"][0]["flops_fraction"].as_f64().unwrap();
+    assert!(near(f, 0.625, 0.02), "{r}");
+}
+
+#[test]
+fn an_app_capped_at_two_jobs_leaves_the_other_cpus_to_the_other_project() {
+    let r = run("scenarios/max-concurrent-app.toml", &[]);
+    assert!(idle(&r, "cpu") <= 0.02, "{r}");
+    assert!(near(usage(&r, 0, "cpu"), 0.5, 0.03), "{r}");
+    // Every built-in combination honours the cap.
+    for p in [
+        "CS1_WF1_WS1_JC1",
+        "CS1_WF2_WS2_JC2",
+        "cpu=cs2,fetch=gpu,send=gpu",
+    ] {
+        let r = run("scenarios/max-concurrent-app.toml", &["--policy", p]);
+        assert!(near(usage(&r, 0, "cpu"), 0.5, 0.03), "{p}: {r}");
+        assert!(idle(&r, "cpu") <= 0.02, "{p}: {r}");
+    }
+}
+
+#[test]
+fn a_project_capped_at_one_job_gets_one_cpu_of_two() {
+    let r = run("scenarios/max-concurrent-project.toml", &[]);
+    assert!(idle(&r, "cpu") <= 0.02, "{r}");
+    assert!(near(usage(&r, 0, "cpu"), 0.5, 0.03), "{r}");
+}
+
+#[test]
+fn two_apps_keep_their_own_deadlines() {
+    let r = run("scenarios/two-deadlines.toml", &[]);
+    assert!(r["metrics"]["waste"].as_f64().unwrap() <= 0.05, "{r}");
+    assert!(r["metrics"]["jobs_on_time"].as_u64().unwrap() > 100, "{r}");
+    // Without the server's deadline check (WS1) too: no job is sent a
+    // deadline it cannot meet.
+    let r = run(
+        "scenarios/two-deadlines.toml",
+        &["--policy", "CS2_WF2_WS1_JC2"],
+    );
+    assert!(r["metrics"]["waste"].as_f64().unwrap() <= 0.05, "{r}");
+}
+
+#[test]
+fn a_gpu_allowed_half_the_time_counts_only_that_time() {
+    let r = run("scenarios/gpu-allowed-half.toml", &[]);
+    assert!(idle(&r, "nvidia") <= 0.02, "{r}");
+    // Its FLOPs: about half of a 60-day GPU at 2e9 FLOPS.
+    let gpu = &r["resources"]["nvidia"];
+    let done = gpu["flops_used"].as_f64().unwrap() + gpu["flops_wasted"].as_f64().unwrap();
+    let full = 60.0 * 86400.0 * 2e9;
+    assert!(near(done / full, 0.5, 0.05), "{done} of {full}");
+    // Each project gets about half of the host's processing.
+    let f = r["projects"][0]["flops_fraction"].as_f64().unwrap();
+    assert!(near(f, 0.5, 0.05), "{r}");
+}
+
+#[test]
+fn a_cpu_only_fetcher_on_a_gpu_host_is_named_in_a_warning() {
+    let out = vcsim(&[
+        "run",
+        "scenarios/gpu-fractional-cpu.toml",
+        "--policy",
+        "CS2_WF2_WS2_JC2",
+    ])
+    .run();
+    out.succeeds();
+    let err = out.stderr();
+    assert!(
+        err.contains("warning: project `A` (GPU apps only) got no work")
+            && err.contains("fetch policy `wf2` never asked for GPU work"),
+        "{err}"
+    );
+    // The default for a GPU host does not warn.
+    let out = vcsim(&["run", "scenarios/gpu-fractional-cpu.toml"]).run();
+    assert!(!out.stderr().contains("warning:"), "{}", out.stderr());
+}
