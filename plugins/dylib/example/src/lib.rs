@@ -11,8 +11,9 @@
 //!   relative to its resource share — CPU seconds used so far plus CPU
 //!   seconds queued — for enough to fill the buffer.
 //!
-//! Build: `cargo build --release -p vcsim-dylib-example`, then
-//! `vcsim --plugin target/release/libvcsim_dylib_example.so list`.
+//! Build (in the vcsim checkout): `cargo build --release -p
+//! vcsim-dylib-example`, then `vcsim --plugin
+//! target/release/libvcsim_dylib_example.so list`.
 
 #![forbid(unsafe_code)]
 
@@ -36,7 +37,7 @@ impl CpuScheduler for LeastSlackFirst {
             }
             let remaining = v.remaining_seconds(j);
             if remaining.is_nan() {
-                return Err(PolicyError(format!("job {} has no estimate", j.id)));
+                return Err(PolicyError::new(format!("job {} has no estimate", j.id)));
             }
             let mut slack = j.deadline - now - remaining;
             if j.is_running() {
@@ -49,8 +50,9 @@ impl CpuScheduler for LeastSlackFirst {
         self.free.clear();
         self.free.extend((0..v.nrsc()).map(|r| v.rsc(r).instances));
         const EPS: f64 = 1e-9;
+        let jobs = v.jobs();
         for &(slack, id, k) in &self.order {
-            let j = &v.jobs()[k];
+            let j = &jobs[k];
             let fits = j.cpus <= self.free[0] + EPS
                 && j.gpu().is_none_or(|(r, n)| n <= self.free[r] + EPS);
             if !fits {
