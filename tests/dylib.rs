@@ -468,3 +468,43 @@ fn a_plugin_s_random_stream_follows_the_seed_and_the_step() {
     let r2 = run(&reg, &scn, "estimate=random-dcf").unwrap();
     assert_eq!(r1.metrics, r2.metrics);
 }
+
+/// The most jobs of project `p` the timeline shows running at once.
+fn most_running_at_once(t: &vcsim_framework::timeline::Timeline, p: usize) -> usize {
+    let segs: Vec<_> = t.segments.iter().filter(|s| s.project == p).collect();
+    segs.iter()
+        .map(|a| {
+            segs.iter()
+                .filter(|b| b.start <= a.start && a.start < b.end)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The example's `lsf` reads `max_concurrent` of projects and apps from the
+/// view and runs no more of their jobs at once.
+#[test]
+fn the_example_honours_max_concurrent() {
+    let mut reg = builtins();
+    vcsim_dylib_host::register(&mut reg, &[example()]).unwrap();
+    let mut scn = scenario("mix-5-slack-5.toml", 20.0);
+    let spec = PolicySpec::parse("cpu=lsf").unwrap();
+    let opts = || SimOptions {
+        timeline: true,
+        ..SimOptions::default()
+    };
+    let free = run_spec(&scn, &reg, &spec, opts()).unwrap();
+    let t = free.timeline.expect("a timeline");
+    assert!(
+        most_running_at_once(&t, 3) > 1 && most_running_at_once(&t, 4) > 1,
+        "without caps, P4 and P5 run two jobs at once at times"
+    );
+    scn.projects[4].max_concurrent = 1;
+    scn.projects[3].apps[0].max_concurrent = 1;
+    let capped = run_spec(&scn, &reg, &spec, opts()).unwrap();
+    let t = capped.timeline.expect("a timeline");
+    assert_eq!(most_running_at_once(&t, 4), 1, "P5's max_concurrent");
+    assert_eq!(most_running_at_once(&t, 3), 1, "P4's app's max_concurrent");
+    assert!(most_running_at_once(&t, 2) >= 1);
+}

@@ -28,6 +28,10 @@ use vcsim_framework::{
 struct NativeLsf {
     order: Vec<(f64, u64, usize)>,
     free: Vec<f64>,
+    per_project: Vec<u32>,
+    /// Per app, all projects' apps in order; `first_app[p]` is project p's first.
+    per_app: Vec<u32>,
+    first_app: Vec<usize>,
 }
 
 impl CpuScheduler for NativeLsf {
@@ -50,6 +54,16 @@ impl CpuScheduler for NativeLsf {
         let h = v.host();
         self.free.clear();
         self.free.extend((0..h.nrsc()).map(|r| h.ninstances(r)));
+        self.per_project.clear();
+        self.per_project.resize(v.projects().len(), 0);
+        self.first_app.clear();
+        let mut napps = 0;
+        for p in v.projects() {
+            self.first_app.push(napps);
+            napps += p.apps.len();
+        }
+        self.per_app.clear();
+        self.per_app.resize(napps, 0);
         const EPS: f64 = 1e-9;
         for &(slack, id, k) in &self.order {
             let j = &v.jobs()[k];
@@ -58,6 +72,16 @@ impl CpuScheduler for NativeLsf {
             if !fits {
                 continue;
             }
+            let p = v.project(j.project);
+            let a = self.first_app[j.project] + j.app;
+            let capped = |cap: u32, n: u32| cap > 0 && n >= cap;
+            if capped(p.max_concurrent, self.per_project[j.project])
+                || capped(p.apps[j.app].max_concurrent, self.per_app[a])
+            {
+                continue;
+            }
+            self.per_project[j.project] += 1;
+            self.per_app[a] += 1;
             self.free[0] -= j.cpus;
             if let Some((r, n)) = j.gpu {
                 self.free[r] -= n;
