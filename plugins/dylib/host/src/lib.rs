@@ -1111,3 +1111,73 @@ impl DiskManager for DiskAdapter {
         Ok((!out.is_nan()).then_some(out))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    extern "C" fn no_table(_i: usize) -> Option<&'static abi::CpuTable> {
+        None
+    }
+
+    fn export(major: u32, minor: u32) -> abi::Export<abi::CpuTable> {
+        abi::Export {
+            abi_version: major,
+            abi_minor: minor,
+            size: std::mem::size_of::<abi::Export<abi::CpuTable>>() as u32,
+            rustc: abi::StaticStr::new(abi::RUSTC_VERSION),
+            plugin: abi::StaticStr::new("test-plugin 1.0"),
+            count: 0,
+            table: no_table,
+        }
+    }
+
+    #[test]
+    fn an_export_of_this_version_is_accepted() {
+        let m = check_export("libx.so", "cpu", &export(abi::ABI_VERSION, abi::ABI_MINOR)).unwrap();
+        assert_eq!(m.crate_name, "test-plugin 1.0");
+        assert_eq!(m.minor, abi::ABI_MINOR);
+    }
+
+    #[test]
+    fn a_newer_minor_is_refused_naming_both() {
+        let e = check_export(
+            "libx.so",
+            "cpu",
+            &export(abi::ABI_VERSION, abi::ABI_MINOR + 1),
+        )
+        .err()
+        .unwrap();
+        let (v, m) = (abi::ABI_VERSION, abi::ABI_MINOR);
+        assert!(
+            e.starts_with(&format!(
+                "`libx.so` was built for vcsim's plugin ABI {v}.{}, newer than this vcsim's ABI \
+                 {v}.{m}",
+                m + 1
+            )),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn another_major_is_refused_with_the_sdk_to_rebuild_against() {
+        let e = check_export("libx.so", "cpu", &export(1, 0)).err().unwrap();
+        assert_eq!(
+            e,
+            format!(
+                "`libx.so` was built for vcsim's plugin ABI 1; this vcsim speaks ABI {}: rebuild \
+                 it against vcsim-dylib-sdk {} (see the changelog)",
+                abi::ABI_VERSION,
+                abi::SDK_VERSION
+            )
+        );
+    }
+
+    #[test]
+    fn a_short_export_is_refused() {
+        let mut ex = export(abi::ABI_VERSION, abi::ABI_MINOR);
+        ex.size -= 8;
+        let e = check_export("libx.so", "cpu", &ex).err().unwrap();
+        assert!(e.contains("its cpu export is"), "{e}");
+    }
+}
