@@ -9,11 +9,16 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-use vcsim_framework::{run_spec, PolicySpec, Registry, RunReport, Scenario, SimOptions};
+use vcsim_framework::model::ClientState;
+use vcsim_framework::{
+    run_spec, AnyPolicy, CompletionEstimator, Family, PolicySpec, Registry, RunReport, Scenario,
+    SimOptions, View,
+};
 
-const PLUGIN_CRATES: [&str; 4] = [
+const PLUGIN_CRATES: [&str; 5] = [
     "vcsim-dylib-example",
     "vcsim-fixture-dylib-wrong-abi",
+    "vcsim-fixture-dylib-newer-minor",
     "vcsim-fixture-dylib-panics",
     "vcsim-fixture-dylib-dup",
 ];
@@ -144,7 +149,7 @@ fn check_describes_a_plugin() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("vcsim plugin vcsim-dylib-example"), "{out}");
-    assert!(out.contains("ABI version 1"), "{out}");
+    assert!(out.contains("ABI version 2"), "{out}");
     assert!(out.contains("2 policies"), "{out}");
     assert!(out.contains("cpu      lsf"), "{out}");
     assert!(out.contains("fetch    least-queued"), "{out}");
@@ -249,22 +254,50 @@ fn a_library_that_is_not_a_plugin_is_refused() {
     };
     let e = vcsim_dylib_host::load(&std_lib).err().expect("refused");
     assert!(e.contains("not a vcsim plugin"), "{e}");
-    assert!(e.contains("vcsim_plugin_cpu_v1"), "{e}");
+    assert!(e.contains("vcsim_plugin_cpu_v2"), "{e}");
 }
 
 #[test]
-fn a_plugin_built_for_another_abi_version_is_refused_before_any_call() {
+fn a_plugin_built_for_abi_1_is_refused_before_any_call() {
     let f = lib("vcsim-fixture-dylib-wrong-abi");
+    let shown = f.to_str().unwrap();
     // The fixture's table getter aborts the process if it is ever called.
-    let o = vcsim(&["check", f.to_str().unwrap()]);
+    let o = vcsim(&["check", shown]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("ABI version 2"), "{err}");
-    assert!(err.contains("speaks version 1"), "{err}");
-    let o = vcsim(&["--plugin", f.to_str().unwrap(), "list"]);
+    assert!(
+        err.contains(&format!(
+            "`{shown}` was built for vcsim's plugin ABI 1; this vcsim speaks ABI 2: rebuild it \
+             against vcsim-dylib-sdk {} (see the changelog)",
+            vcsim_dylib_host::abi::SDK_VERSION
+        )),
+        "{err}"
+    );
+    let o = vcsim(&["--plugin", shown, "list"]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("rebuild the plugin"), "{err}");
+    assert!(err.contains("plugin ABI 1"), "{err}");
+}
+
+#[test]
+fn a_plugin_of_a_newer_minor_version_is_refused_before_any_call() {
+    let f = lib("vcsim-fixture-dylib-newer-minor");
+    let shown = f.to_str().unwrap();
+    let minor = vcsim_dylib_host::abi::ABI_MINOR;
+    // The fixture's table getter aborts the process if it is ever called.
+    let o = vcsim(&["check", shown]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "`{shown}` was built for vcsim's plugin ABI 2.{}, newer than this vcsim's ABI 2.{minor}",
+            minor + 1
+        )),
+        "{err}"
+    );
+    assert!(err.contains("rebuild it against vcsim-dylib-sdk"), "{err}");
+    let e = vcsim_dylib_host::load(&f).err().expect("refused");
+    assert!(e.contains(&format!("ABI 2.{}", minor + 1)), "{e}");
 }
 
 #[test]
@@ -299,9 +332,7 @@ fn a_panicking_policy_is_an_error_naming_the_plugin_and_the_call() {
 }
 
 #[test]
-fn a_panic_in_a_call_that_cannot_fail_fails_the_run_at_that_step() {
-    // `correction` returns a plain number in vcsim's trait: the host keeps
-    // the panic and the simulator fails the run with it after the step.
+fn a_panic_in_correction_fails_the_run_at_that_step() {
     let f = lib("vcsim-fixture-dylib-panics");
     let o = vcsim(&[
         "--plugin",
@@ -318,6 +349,25 @@ fn a_panic_in_a_call_that_cannot_fail_fails_the_run_at_that_step() {
     assert!(err.contains("panicked in `correction`"), "{err}");
     assert!(err.contains("deliberate panic in correction(0)"), "{err}");
     assert!(!err.contains("warning"), "one error, no warnings: {err}");
+}
+
+#[test]
+fn an_error_of_a_disk_call_fails_the_run() {
+    let mut reg = builtins();
+    vcsim_dylib_host::register(&mut reg, &[lib("vcsim-fixture-dylib-panics")]).unwrap();
+    let scn = scenario("disk-tight.toml", 5.0);
+    let e = run(
+        &reg,
+        &scn,
+        "cpu=cs2,fetch=wf2,send=ws1,estimate=jc1,disk=bad-disk",
+    )
+    .unwrap_err();
+    assert!(e.contains("disk policy `bad-disk`"), "{e}");
+    assert!(e.contains("libvcsim_fixture_dylib_panics"), "{e}");
+    assert!(
+        e.contains("`make_room`: deliberate error in make_room("),
+        "{e}"
+    );
 }
 
 #[test]
@@ -346,10 +396,8 @@ fn loading_twice_reuses_the_loaded_library() {
 }
 
 /// A disk manager through the ABI: `poll` and `make_room` delete files
-/// (the view of the files and the plan buffers cross intact, or vcsim
-/// refuses the plan), and `project_limit` reaches the report. The same
-/// policy in a table of the first ABI 1 size (`tidy-old`) is still loaded
-/// and run, with the framework's defaults for the calls it lacks.
+/// (the files in the view and the plan buffers cross intact, or vcsim
+/// refuses the plan), and `project_limit` reaches the report.
 #[test]
 fn a_disk_manager_deletes_files_through_the_abi() {
     let mut reg = builtins();
@@ -370,17 +418,93 @@ fn a_disk_manager_deletes_files_through_the_abi() {
         r.projects.iter().all(|p| p.disk_limit_gb.is_some()),
         "project_limit reaches the report"
     );
+}
 
-    let old = run(
-        &reg,
-        &scn,
-        "cpu=cs2,fetch=wf2,send=ws1,estimate=jc1,disk=tidy-old",
-    )
-    .unwrap();
-    let d = old.disk.as_ref().expect("it still enforces");
-    assert_eq!(
-        d.bytes_deleted, 0.0,
-        "no poll or make_room: nothing deleted"
+/// The plugin estimator `random-dcf` of the dup fixture returns a draw of
+/// `View::rng("dcf")` as its correction.
+fn random_dcf() -> Box<dyn CompletionEstimator> {
+    let p = vcsim_dylib_host::load(&lib("vcsim-fixture-dylib-dup")).unwrap();
+    let e = p
+        .entries()
+        .into_iter()
+        .find(|e| e.family == Family::Estimate && e.name == "random-dcf")
+        .expect("the fixture exports random-dcf");
+    match e.make().unwrap() {
+        AnyPolicy::Estimate(e) => e,
+        _ => unreachable!("an estimator"),
+    }
+}
+
+/// A plugin's random stream depends on the run's seed and the view's step
+/// only: the same view draws the same numbers (so a pure method may draw),
+/// another seed or another step others.
+#[test]
+fn a_plugin_s_random_stream_follows_the_seed_and_the_step() {
+    let est = random_dcf();
+    let scn = scenario("paper-base.toml", 3.0);
+    let draw = |seed: u64, t: f64| {
+        let mut st = ClientState::new(&scn);
+        st.seed = seed;
+        let v = View::new(&st, est.as_ref(), t);
+        est.correction(&v, 0).unwrap()
+    };
+    let a = draw(1, 0.0);
+    assert!((0.5..2.0).contains(&a), "{a}");
+    assert_eq!(a.to_bits(), draw(1, 0.0).to_bits(), "same seed, same draw");
+    assert_ne!(a.to_bits(), draw(2, 0.0).to_bits(), "another seed");
+    let step = scn.step_seconds;
+    assert_ne!(a.to_bits(), draw(1, 5.0 * step).to_bits(), "another step");
+    // Two runs of one seed are identical; the draws reach the run.
+    let mut reg = builtins();
+    let dup = vcsim_dylib_host::load(&lib("vcsim-fixture-dylib-dup")).unwrap();
+    for e in dup
+        .entries()
+        .into_iter()
+        .filter(|e| e.family != Family::Cpu)
+    {
+        reg.add(e).unwrap();
+    }
+    let r1 = run(&reg, &scn, "estimate=random-dcf").unwrap();
+    let r2 = run(&reg, &scn, "estimate=random-dcf").unwrap();
+    assert_eq!(r1.metrics, r2.metrics);
+}
+
+/// The most jobs of project `p` the timeline shows running at once.
+fn most_running_at_once(t: &vcsim_framework::timeline::Timeline, p: usize) -> usize {
+    let segs: Vec<_> = t.segments.iter().filter(|s| s.project == p).collect();
+    segs.iter()
+        .map(|a| {
+            segs.iter()
+                .filter(|b| b.start <= a.start && a.start < b.end)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The example's `lsf` reads `max_concurrent` of projects and apps from the
+/// view and runs no more of their jobs at once.
+#[test]
+fn the_example_honours_max_concurrent() {
+    let mut reg = builtins();
+    vcsim_dylib_host::register(&mut reg, &[example()]).unwrap();
+    let mut scn = scenario("mix-5-slack-5.toml", 20.0);
+    let spec = PolicySpec::parse("cpu=lsf").unwrap();
+    let opts = || SimOptions {
+        timeline: true,
+        ..SimOptions::default()
+    };
+    let free = run_spec(&scn, &reg, &spec, opts()).unwrap();
+    let t = free.timeline.expect("a timeline");
+    assert!(
+        most_running_at_once(&t, 3) > 1 && most_running_at_once(&t, 4) > 1,
+        "without caps, P4 and P5 run two jobs at once at times"
     );
-    assert!(old.projects.iter().all(|p| p.disk_limit_gb.is_none()));
+    scn.projects[4].max_concurrent = 1;
+    scn.projects[3].apps[0].max_concurrent = 1;
+    let capped = run_spec(&scn, &reg, &spec, opts()).unwrap();
+    let t = capped.timeline.expect("a timeline");
+    assert_eq!(most_running_at_once(&t, 4), 1, "P5's max_concurrent");
+    assert_eq!(most_running_at_once(&t, 3), 1, "P4's app's max_concurrent");
+    assert!(most_running_at_once(&t, 2) >= 1);
 }

@@ -5,33 +5,36 @@
 //! other. Everything here is `#[repr(C)]` plain data, borrowed pointers and
 //! `extern "C"` function pointers.
 //!
+//! This is version **2.0**: major [`ABI_VERSION`] 2, minor [`ABI_MINOR`] 0.
+//!
 //! # The rules
 //!
 //! 1. **Entry points.** A plugin exports, per policy family it provides, one
 //!    symbol named `vcsim_plugin_<family>_v<ABI_VERSION>` (see [`symbols`]):
 //!    an `extern "C" fn() -> &'static Export<Table>` that only returns the
-//!    address of a `'static` [`Export`]. Its first fields are the ABI
-//!    version, its size in bytes and the `rustc` that built it; then the
-//!    number of policies and a getter for each policy's table.
-//! 2. **Checked before any call.** The host reads the export's
-//!    `abi_version`, `size` and `rustc`, and every table's `abi_version` and
-//!    `size`, before it calls any function of the plugin (other than the
-//!    entry point itself). A mismatch refuses the library with an error.
-//! 3. **Tables only grow.** Within one ABI version, fields are only ever
-//!    appended to a table (new optional calls). A host uses an appended
-//!    field only when the table's `size` covers it (so far the
-//!    [`DiskTable`]'s `make_room`, `poll` and `project_limit`: see
-//!    [`DISK_TABLE_V1_0_SIZE`]). Any other change
-//!    (a view's layout, a call's signature or meaning) is a new
-//!    [`ABI_VERSION`], with new symbol names.
+//!    address of a `'static` [`Export`]. Its first fields are the ABI's
+//!    major and minor version, its size in bytes and the `rustc` that built
+//!    it; then the number of policies and a getter for each policy's table.
+//! 2. **Checked before any call.** The host reads the export's major and
+//!    minor version, `size` and `rustc` before it calls anything of the
+//!    plugin but the entry point, and every table's `size` before it calls
+//!    anything of that table. A library that exports only the symbols of
+//!    another major version, or that was built for a newer minor version
+//!    than the host's, is refused with an error that says which.
+//! 3. **Versions.** The *major* version is in the symbol names: a host
+//!    never looks at an export of another major. The *minor* version says
+//!    what a plugin knows of its major; a host loads a plugin of its own
+//!    minor or an older one, never a newer one. See "What a minor version
+//!    may change" below.
 //! 4. **Opaque state.** `create` returns the plugin's state as an opaque
 //!    pointer (null on failure); the host passes it back to every call and
 //!    finally to `destroy`, once. The plugin allocates and frees it.
 //! 5. **Views in, decisions into host buffers.** Inputs are `#[repr(C)]`
 //!    views borrowed for the duration of one call: the plugin must not keep
 //!    any pointer from them. Outputs are written into buffers the host owns
-//!    ([`RunOut`], [`RequestOut`], [`ErrBuf`], plain out-parameters). A
-//!    decision that does not fit its buffer is an [`STATUS_OVERFLOW`] error.
+//!    ([`ArrayOut`], [`RequestOut`], [`DiskPlanOut`], [`ErrBuf`], plain
+//!    out-parameters). A decision that does not fit its buffer is a
+//!    [`STATUS_OVERFLOW`] error.
 //! 6. **No unwinding across the boundary.** Every function of a table
 //!    catches panics and returns [`STATUS_PANIC`] with the message in the
 //!    [`ErrBuf`]. (A plugin built with `panic = "abort"` aborts the process:
@@ -43,33 +46,112 @@
 //!    move between threads (the SDK's traits require `Send`). Different
 //!    states of one policy may be used concurrently.
 //!
+//! # Sizes and strides
+//!
+//! So that a host of a later minor version can serve a plugin of an earlier
+//! one, every struct the host passes by pointer may be longer than the
+//! plugin knows, and the plugin reads only the prefix it knows:
+//!
+//! - every *view* and *output* struct ([`View`], [`EstimateView`],
+//!   [`ServerRequest`], [`Reply`], [`RequestOut`], [`DiskPlanOut`]) starts
+//!   with its `size` in bytes and the host's `minor` version;
+//! - every array crosses as an [`Array`] (host to plugin) or an
+//!   [`ArrayOut`] (a host buffer the plugin fills), with its element
+//!   `stride` in bytes: element `i` starts `i * stride` bytes after the
+//!   first, and `stride` is at least the element's size as the plugin knows
+//!   it. Never index such an array as a Rust slice: the SDK's `Strided`
+//!   does it right.
+//!
+//! A struct passed alone by pointer (the estimator's [`Job`], the sender's
+//! [`Candidate`]) may also be longer than the plugin knows.
+//!
+//! # What a minor version may change
+//!
+//! A minor version only *adds*, so that every plugin of an earlier minor of
+//! the same major keeps working, unchanged and unrebuilt:
+//!
+//! - a field at the end of a view or output struct (after every field of
+//!   the earlier minors), or at the end of an array's element type (a
+//!   [`Job`], a [`Project`], an [`App`], an [`RscInfo`]...);
+//! - a function at the end of a table, which the host calls only for a
+//!   plugin whose minor has it (otherwise it does what vcsim's trait does by
+//!   default);
+//! - a new constant value of a field the plugin writes only if the host
+//!   accepts the old ones as before (e.g. a new status), or of a field the
+//!   host writes only if the SDK of the earlier minor treats an unknown
+//!   value as documented (e.g. [`RSC_STATUS_UNKNOWN`]).
+//!
+//! A field the host adds to an output struct or to an output array's
+//! element is filled by the host with its default before the call, so that
+//! a plugin that does not know it leaves the default.
+//!
+//! # What needs a major version
+//!
+//! Anything else: removing, reordering, retyping or changing the meaning of
+//! a field, a function or a constant; growing a struct embedded by value in
+//! another ([`Host`], [`Prefs`], [`Str`], [`Array`], [`RequestIn`]...: they
+//! are frozen for the life of a major version; new data goes at the end of
+//! the struct that holds them); changing a function's signature; changing
+//! the [`Export`]'s or a table's head. A new major version has new symbol
+//! names, so an old plugin is refused with a message rather than misread.
+//!
 //! This crate has no unsafe code: it only defines the types. The host
-//! (`vcsim-dylib-host`) and the shims the SDK's export macros generate
-//! (`vcsim-dylib-sdk`) are the only places that dereference the pointers.
+//! (`vcsim-dylib-host`) and the SDK (`vcsim-dylib-sdk`, in its `Strided`
+//! arrays and the shims its export macros generate) are the only places
+//! that dereference the pointers.
 
 #![forbid(unsafe_code)]
 
 use std::ffi::c_void;
 
-/// The ABI version this crate describes. Bumped on any change that is not
-/// an append to a table.
-pub const ABI_VERSION: u32 = 1;
+/// The ABI's major version: in the entry symbols' names. Bumped on any
+/// change a minor version may not make (see the crate's documentation).
+pub const ABI_VERSION: u32 = 2;
+
+/// The ABI's minor version: bumped when a minor version adds something.
+pub const ABI_MINOR: u32 = 0;
+
+/// The version of the vcsim crates that speak this ABI (one workspace
+/// version: the SDK's, the host's and this crate's).
+pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The `rustc --version` that built this crate (and so the plugin or host
 /// that links it).
 pub const RUSTC_VERSION: &str = env!("VCSIM_PLUGIN_RUSTC");
 
-/// Entry-point symbol names for ABI version 1.
+/// Entry-point symbol names of ABI major version 2.
 pub mod symbols {
-    pub const CPU: &str = "vcsim_plugin_cpu_v1";
-    pub const FETCH: &str = "vcsim_plugin_fetch_v1";
-    pub const SEND: &str = "vcsim_plugin_send_v1";
-    pub const ESTIMATE: &str = "vcsim_plugin_estimate_v1";
-    pub const DISK: &str = "vcsim_plugin_disk_v1";
+    pub const CPU: &str = "vcsim_plugin_cpu_v2";
+    pub const FETCH: &str = "vcsim_plugin_fetch_v2";
+    pub const SEND: &str = "vcsim_plugin_send_v2";
+    pub const ESTIMATE: &str = "vcsim_plugin_estimate_v2";
+    pub const DISK: &str = "vcsim_plugin_disk_v2";
     /// All five, in the framework's family order.
     pub const ALL: [&str; 5] = [CPU, FETCH, SEND, ESTIMATE, DISK];
     /// The family part of each name (`cpu`, `fetch`...), same order.
     pub const FAMILIES: [&str; 5] = ["cpu", "fetch", "send", "estimate", "disk"];
+
+    /// The entry symbol of `family` in major version `major`
+    /// (`vcsim_plugin_cpu_v1`...): to recognise a plugin of another major.
+    pub fn name(family: &str, major: u32) -> String {
+        format!("vcsim_plugin_{family}_v{major}")
+    }
+}
+
+/// `a == b`, in a constant (the SDK's macros check their symbol names with it).
+pub const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The call succeeded.
@@ -104,6 +186,7 @@ impl StaticStr {
 }
 
 /// A UTF-8 string borrowed for one call (a project's name in a view).
+/// Frozen for the major version.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct Str {
@@ -120,12 +203,71 @@ impl Str {
     }
 }
 
+/// An array the host passes, borrowed for one call: `len` elements, the
+/// `i`-th at `ptr + i * stride` bytes. `stride` is at least the size of `T`
+/// as the plugin knows it (a host of a later minor may pass longer
+/// elements). Frozen for the major version.
+#[repr(C)]
+pub struct Array<T> {
+    pub ptr: *const T,
+    pub len: usize,
+    /// Bytes from one element to the next.
+    pub stride: usize,
+}
+
+impl<T> Clone for Array<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Array<T> {}
+
+impl<T> Array<T> {
+    /// The elements of `s` (stride: the size of `T`).
+    pub fn new(s: &[T]) -> Array<T> {
+        Array {
+            ptr: s.as_ptr(),
+            len: s.len(),
+            stride: std::mem::size_of::<T>(),
+        }
+    }
+}
+
+/// A host buffer the plugin fills: room for `cap` elements, the `i`-th at
+/// `ptr + i * stride` bytes; the plugin writes the prefix of each element
+/// it knows (the host has filled the buffer with defaults) and sets `len`.
+/// Frozen for the major version.
+#[repr(C)]
+pub struct ArrayOut<T> {
+    pub ptr: *mut T,
+    pub cap: usize,
+    /// Bytes from one element to the next.
+    pub stride: usize,
+    /// Set by the plugin: the number of elements written.
+    pub len: usize,
+}
+
+impl<T> ArrayOut<T> {
+    /// Room for the elements of `s` (stride: the size of `T`), none written.
+    pub fn new(s: &mut [T]) -> ArrayOut<T> {
+        ArrayOut {
+            ptr: s.as_mut_ptr(),
+            cap: s.len(),
+            stride: std::mem::size_of::<T>(),
+            len: 0,
+        }
+    }
+}
+
 /// What a plugin exports for one family: the `'static` value its entry
-/// symbol returns.
+/// symbol returns. Its head is frozen for the major version.
 #[repr(C)]
 pub struct Export<T: 'static> {
-    /// [`ABI_VERSION`] of the SDK that built the plugin.
+    /// [`ABI_VERSION`] (major) of the SDK that built the plugin.
     pub abi_version: u32,
+    /// [`ABI_MINOR`] of the SDK that built the plugin.
+    pub abi_minor: u32,
     /// `size_of::<Export<T>>()` as the plugin saw it.
     pub size: u32,
     /// `rustc --version` that built the plugin.
@@ -145,7 +287,7 @@ pub type EntryFn<T> = extern "C" fn() -> &'static Export<T>;
 pub type State = *mut c_void;
 
 /// Where a call writes its error or panic message (host-owned; the plugin
-/// writes at most `cap` bytes of UTF-8 and sets `len`).
+/// writes at most `cap` bytes of UTF-8 and sets `len`). Frozen.
 #[repr(C)]
 pub struct ErrBuf {
     pub ptr: *mut u8,
@@ -156,7 +298,7 @@ pub struct ErrBuf {
 // ----------------------------------------------------------------------
 // Views (host -> plugin, borrowed for one call)
 
-/// The host (`HostInfo`).
+/// The host (`HostInfo`). Embedded in views: frozen for the major version.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Host {
@@ -168,7 +310,7 @@ pub struct Host {
     pub nrsc: usize,
 }
 
-/// One processing resource of the host.
+/// One processing resource of the host (an array element: may grow).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct RscInfo {
@@ -180,7 +322,8 @@ pub struct RscInfo {
     pub idle_instances: f64,
 }
 
-/// The user's preferences, in seconds.
+/// The user's preferences, in seconds. Embedded in views: frozen for the
+/// major version.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Prefs {
@@ -198,7 +341,11 @@ impl Prefs {
     }
 }
 
-/// One project.
+pub const DELETE_LRU: u8 = 0;
+pub const DELETE_PRIORITY: u8 = 1;
+pub const DELETE_EXPIRE: u8 = 2;
+
+/// One project (an array element: may grow).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct Project {
@@ -209,14 +356,42 @@ pub struct Project {
     /// Seconds.
     pub latency_bound: f64,
     pub exp_avg_cpu: f64,
+    /// Its apps are `View::apps[first_app .. first_app + napps]`.
+    pub first_app: usize,
+    pub napps: usize,
+    /// At most this many of its jobs run at once (0: no cap).
+    pub max_concurrent: u32,
     /// No back-off keeps the client from contacting it at the view's time.
     pub contactable: u8,
     /// It has a queued, running or preempted job.
     pub has_runnable: u8,
-    pub napps: usize,
+    /// `DELETE_*`: the order in which its files are deleted.
+    pub deletion_policy: u8,
 }
 
-/// One project on one resource.
+/// One app of a project (an array element: may grow).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct App {
+    /// The project it belongs to.
+    pub project: usize,
+    pub name: Str,
+    /// CPUs a job of it uses.
+    pub cpus: f64,
+    /// The GPU resource it uses (0: none) and how many instances.
+    pub gpu_rsc: usize,
+    pub gpu_count: f64,
+    /// The project's FLOPs estimate of its jobs.
+    pub flops_estimate: f64,
+    /// Its jobs' latency bound in seconds (the app's own, else the project's).
+    pub latency_bound: f64,
+    /// At most this many of its jobs run at once (0: no cap).
+    pub max_concurrent: u32,
+    /// 0 if it needs a GPU type this host lacks (its `gpu_rsc` is then 0).
+    pub runs_on_host: u8,
+}
+
+/// One project on one resource (an array element: may grow).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ProjectRsc {
@@ -236,12 +411,14 @@ pub const JOB_FINISHED: u8 = 3;
 pub const MODE_ROUND_ROBIN: u8 = 0;
 pub const MODE_DEADLINE: u8 = 1;
 
-/// One job on the host. Times are simulated seconds since the start.
+/// One job on the host (an array element, or alone: may grow). Times are
+/// simulated seconds since the start.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Job {
     pub id: u64,
     pub project: usize,
+    /// Index of its app among its project's apps.
     pub app: usize,
     pub cpus: f64,
     /// The GPU resource it uses (0: none) and how many instances.
@@ -289,52 +466,12 @@ impl Job {
     }
 }
 
-/// What a CPU scheduler, a work fetcher and a disk manager see.
-#[repr(C)]
-pub struct View {
-    pub now: f64,
-    pub host: Host,
-    pub prefs: Prefs,
-    /// The fraction of time the client expects the host to compute.
-    pub on_fraction: f64,
-    /// Seconds the host has been available since the run began.
-    pub available_seconds: f64,
-    pub host_on: u8,
-    /// When the CPU scheduler last ran (-inf: never).
-    pub last_schedule: f64,
-    /// When the client last made an RPC (NaN: never).
-    pub last_rpc: f64,
-    pub connection_interval: f64,
-    /// `host.nrsc` entries.
-    pub rsc: *const RscInfo,
-    pub projects: *const Project,
-    pub nprojects: usize,
-    /// `nprojects * host.nrsc` entries, project-major.
-    pub project_rsc: *const ProjectRsc,
-    /// Jobs in arrival order.
-    pub jobs: *const Job,
-    pub njobs: usize,
-}
-
-/// What a completion estimator sees besides the job.
-#[repr(C)]
-pub struct EstimateView {
-    pub now: f64,
-    pub host: Host,
-    pub prefs: Prefs,
-    pub rsc: *const RscInfo,
-}
-
 pub const FILE_INPUT: u8 = 0;
 pub const FILE_OUTPUT: u8 = 1;
 pub const FILE_STICKY: u8 = 2;
 
-pub const DELETE_LRU: u8 = 0;
-pub const DELETE_PRIORITY: u8 = 1;
-pub const DELETE_EXPIRE: u8 = 2;
-
-/// One file on the host (BOINC's `FILE_INFO`). Times are simulated seconds
-/// since the start (negative: before it).
+/// One file on the host (BOINC's `FILE_INFO`; an array element: may grow).
+/// Times are simulated seconds since the start (negative: before it).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct File {
@@ -360,41 +497,80 @@ pub struct File {
 /// [`File::job`] of a file no job on the host owns.
 pub const NO_JOB: u64 = u64::MAX;
 
-/// What a disk manager sees of the files, beside the [`View`] (whose jobs
-/// say which can be deleted: queued and never started).
+/// What a CPU scheduler, a work fetcher and a disk manager see. Starts with
+/// its size; may grow at the end in a minor version.
 #[repr(C)]
-pub struct DiskView {
-    /// The files, in creation order (ids increase).
-    pub files: *const File,
-    pub nfiles: usize,
-    /// The user's limit on BOINC's usage (`total_limit`).
+pub struct View {
+    /// `size_of::<View>()` as the host knows it.
+    pub size: u32,
+    /// The host's [`ABI_MINOR`].
+    pub minor: u32,
+    pub now: f64,
+    /// The run's seed: a plugin's random streams derive from it.
+    pub seed: u64,
+    /// The index of the step the view is at (`now / prefs.step`, rounded).
+    pub step: u64,
+    pub host: Host,
+    pub prefs: Prefs,
+    /// The fraction of time the client expects the host to compute.
+    pub on_fraction: f64,
+    /// Seconds the host has been available since the run began.
+    pub available_seconds: f64,
+    /// When the CPU scheduler last ran (-inf: never).
+    pub last_schedule: f64,
+    /// When the client last made an RPC (NaN: never).
+    pub last_rpc: f64,
+    pub connection_interval: f64,
+    pub host_on: u8,
+    /// Disk: computation is suspended because nothing more could be deleted.
+    pub disk_suspended: u8,
+    /// Disk: the user's limit on BOINC's usage (`total_limit`).
     pub total_limit: f64,
-    /// Space the client itself uses (`core_usage`).
+    /// Disk: space the client itself uses (`core_usage`).
     pub core_usage: f64,
-    /// Computation is suspended because nothing more could be deleted.
-    pub suspended: u8,
-    /// `DELETE_*` per project (`View::nprojects` entries).
-    pub deletion_policy: *const u8,
+    /// `host.nrsc` entries.
+    pub rsc: Array<RscInfo>,
+    pub projects: Array<Project>,
+    /// Every project's apps, project by project.
+    pub apps: Array<App>,
+    /// `projects.len * host.nrsc` entries, project-major.
+    pub project_rsc: Array<ProjectRsc>,
+    /// Jobs in arrival order.
+    pub jobs: Array<Job>,
+    /// The files on the host, in creation order (ids increase); empty unless
+    /// the run's disk manager enforces limits.
+    pub files: Array<File>,
 }
 
-/// Where a disk manager writes its plan (`DiskPlan`): host buffers of
-/// `jobs_cap` job ids (the number of jobs) and `files_cap` file ids (the
-/// number of files); the plugin sets the lengths and the flags.
+/// What a completion estimator sees besides the job. Starts with its size;
+/// may grow at the end in a minor version.
+#[repr(C)]
+pub struct EstimateView {
+    pub size: u32,
+    pub minor: u32,
+    pub now: f64,
+    pub seed: u64,
+    pub step: u64,
+    pub host: Host,
+    pub prefs: Prefs,
+    /// `host.nrsc` entries.
+    pub rsc: Array<RscInfo>,
+}
+
+/// Where a disk manager writes its plan (`DiskPlan`): host buffers of one
+/// id per job and one per file; the plugin sets the lengths and the flag.
+/// Starts with its size; may grow at the end in a minor version.
 #[repr(C)]
 pub struct DiskPlanOut {
-    pub delete_jobs: *mut u64,
-    pub jobs_cap: usize,
-    pub jobs_len: usize,
-    pub delete_files: *mut u64,
-    pub files_cap: usize,
-    pub files_len: usize,
-    /// `make_room`: the bytes fit after the deletions.
-    pub fits: u8,
+    pub size: u32,
+    pub minor: u32,
+    pub delete_jobs: ArrayOut<u64>,
+    pub delete_files: ArrayOut<u64>,
     /// `poll`: suspend computation.
     pub suspend: u8,
 }
 
-/// Per-resource part of a work request.
+/// Per-resource part of a work request (an array element: may grow).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RscRequest {
@@ -402,25 +578,25 @@ pub struct RscRequest {
     pub req_ninstances: f64,
 }
 
-/// A work request the host shows the plugin.
+/// A work request the host shows the plugin. Embedded: frozen.
 #[repr(C)]
 pub struct RequestIn {
     pub project: usize,
     pub work_req_seconds: f64,
-    /// `nrsc` entries.
-    pub rsc: *const RscRequest,
-    pub nrsc: usize,
+    /// One entry per resource.
+    pub rsc: Array<RscRequest>,
 }
 
-/// Where a fetcher writes its request: `rsc` is a host buffer of `nrsc`
-/// zeroed entries.
+/// Where a fetcher writes its request: `rsc` is a host buffer of one
+/// zeroed entry per resource. Starts with its size; may grow.
 #[repr(C)]
 pub struct RequestOut {
+    pub size: u32,
+    pub minor: u32,
     pub present: u8,
     pub project: usize,
     pub work_req_seconds: f64,
-    pub rsc: *mut RscRequest,
-    pub nrsc: usize,
+    pub rsc: ArrayOut<RscRequest>,
 }
 
 pub const RSC_STATUS_UNKNOWN: u8 = 0;
@@ -428,20 +604,29 @@ pub const RSC_STATUS_WORK_RETURNED: u8 = 1;
 pub const RSC_STATUS_NO_WORK_BUT_SUPPORTED: u8 = 2;
 pub const RSC_STATUS_NOT_SUPPORTED: u8 = 3;
 
-/// The outcome of one scheduler RPC.
+/// What an RPC's reply says of one resource (an array element: may grow).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ReplyRsc {
+    /// Jobs received.
+    pub jobs: u32,
+    /// `RSC_STATUS_*`; a value the plugin does not know means unknown.
+    pub status: u8,
+}
+
+/// The outcome of one scheduler RPC. Starts with its size; may grow.
 #[repr(C)]
 pub struct Reply {
+    pub size: u32,
+    pub minor: u32,
     pub project: usize,
     pub request: RequestIn,
     pub reached: u8,
-    /// Jobs received per resource (`nrsc`).
-    pub jobs: *const u32,
-    /// `RSC_STATUS_*` per resource (`nrsc`).
-    pub rsc_status: *const u8,
-    pub nrsc: usize,
+    /// One entry per resource.
+    pub rsc: Array<ReplyRsc>,
 }
 
-/// A job the server could send.
+/// A job the server could send (an array element, or alone: may grow).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Candidate {
@@ -454,7 +639,7 @@ pub struct Candidate {
     pub deadline: f64,
 }
 
-/// A job on the host as a scheduler request lists it.
+/// A job on the host as a scheduler request lists it (an array element: may grow).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ReportedJob {
@@ -466,21 +651,22 @@ pub struct ReportedJob {
     pub remaining_seconds: f64,
 }
 
-/// What a server sees of a scheduler request.
+/// What a server sees of a scheduler request. Starts with its size; may grow.
 #[repr(C)]
 pub struct ServerRequest {
+    pub size: u32,
+    pub minor: u32,
     pub now: f64,
     pub project: usize,
     pub project_name: Str,
     pub latency_bound: f64,
     pub host: Host,
     /// `host.nrsc` entries.
-    pub rsc: *const RscInfo,
+    pub rsc: Array<RscInfo>,
     pub request: RequestIn,
     pub dcf: f64,
     pub work_buf_min: f64,
-    pub workload: *const ReportedJob,
-    pub nworkload: usize,
+    pub workload: Array<ReportedJob>,
     pub free_bytes: [f64; 3],
 }
 
@@ -488,7 +674,7 @@ pub const VERDICT_SEND: u8 = 0;
 pub const VERDICT_SKIP: u8 = 1;
 pub const VERDICT_STOP: u8 = 2;
 
-/// One entry of a run list.
+/// One entry of a run list (an output array's element: may grow).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunEntry {
@@ -497,17 +683,10 @@ pub struct RunEntry {
     pub mode: u8,
 }
 
-/// Where a CPU scheduler writes its run list (host buffer of `cap` entries).
-#[repr(C)]
-pub struct RunOut {
-    pub ptr: *mut RunEntry,
-    pub cap: usize,
-    pub len: usize,
-}
-
 // ----------------------------------------------------------------------
 // Tables (plugin -> host, 'static). The common head of every table:
-// `abi_version`, `size`, `name`, `summary`, `create`, `destroy`.
+// `size`, `name`, `summary`, `create`, `destroy`; then the family's calls,
+// to which a minor version may append.
 
 /// Makes the plugin's state; null if that failed (or panicked).
 ///
@@ -523,21 +702,24 @@ pub type DestroyFn = unsafe extern "C" fn(state: State);
 /// A CPU scheduler (`CpuScheduler`).
 #[repr(C)]
 pub struct CpuTable {
-    pub abi_version: u32,
     pub size: u32,
     pub name: StaticStr,
     pub summary: StaticStr,
     pub create: CreateFn,
     pub destroy: DestroyFn,
-    pub schedule:
-        unsafe extern "C" fn(state: State, view: &View, out: &mut RunOut, err: &mut ErrBuf) -> u32,
+    /// Fills `out` (room for one entry per job) with the jobs to run.
+    pub schedule: unsafe extern "C" fn(
+        state: State,
+        view: &View,
+        out: &mut ArrayOut<RunEntry>,
+        err: &mut ErrBuf,
+    ) -> u32,
 }
 
 /// A work fetcher (`WorkFetcher`). `request`, `piggyback` and
 /// `backoff_on_empty_reply` must not change the state.
 #[repr(C)]
 pub struct FetchTable {
-    pub abi_version: u32,
     pub size: u32,
     pub name: StaticStr,
     pub summary: StaticStr,
@@ -559,24 +741,24 @@ pub struct FetchTable {
     ) -> u32,
     pub on_reply:
         unsafe extern "C" fn(state: State, view: &View, reply: &Reply, err: &mut ErrBuf) -> u32,
+    /// `out`: 1 if a request for work that brings none backs the project off.
     pub backoff_on_empty_reply:
-        unsafe extern "C" fn(state: State, out: &mut u8, err: &mut ErrBuf) -> u32,
+        unsafe extern "C" fn(state: State, view: &View, out: &mut u8, err: &mut ErrBuf) -> u32,
 }
 
 /// A work sender (`WorkSender`).
 #[repr(C)]
 pub struct SendTable {
-    pub abi_version: u32,
     pub size: u32,
     pub name: StaticStr,
     pub summary: StaticStr,
     pub create: CreateFn,
     pub destroy: DestroyFn,
+    /// `sent`: the candidates already in the reply; `out`: a `VERDICT_*`.
     pub consider: unsafe extern "C" fn(
         state: State,
         req: &ServerRequest,
-        sent: *const Candidate,
-        nsent: usize,
+        sent: &Array<Candidate>,
         cand: &Candidate,
         out: &mut u8,
         err: &mut ErrBuf,
@@ -587,7 +769,6 @@ pub struct SendTable {
 /// `correction` must not change the state.
 #[repr(C)]
 pub struct EstimateTable {
-    pub abi_version: u32,
     pub size: u32,
     pub name: StaticStr,
     pub summary: StaticStr,
@@ -600,17 +781,22 @@ pub struct EstimateTable {
         out: &mut f64,
         err: &mut ErrBuf,
     ) -> u32,
-    pub correction:
-        unsafe extern "C" fn(state: State, project: usize, out: &mut f64, err: &mut ErrBuf) -> u32,
+    pub correction: unsafe extern "C" fn(
+        state: State,
+        view: &EstimateView,
+        project: usize,
+        out: &mut f64,
+        err: &mut ErrBuf,
+    ) -> u32,
     pub on_job_finished:
         unsafe extern "C" fn(state: State, view: &EstimateView, job: &Job, err: &mut ErrBuf) -> u32,
 }
 
-/// A disk manager (`DiskManager`). `free_space`, `enforces` and
-/// `project_limit` must not change the state.
+/// A disk manager (`DiskManager`); the files are in the [`View`].
+/// `free_space`, `enforces` and `project_limit` must not change the state.
+/// The host calls `make_room` and `poll` only if `enforces`.
 #[repr(C)]
 pub struct DiskTable {
-    pub abi_version: u32,
     pub size: u32,
     pub name: StaticStr,
     pub summary: StaticStr,
@@ -623,45 +809,36 @@ pub struct DiskTable {
         out: &mut [f64; 3],
         err: &mut ErrBuf,
     ) -> u32,
-    pub enforces: unsafe extern "C" fn(state: State, out: &mut u8, err: &mut ErrBuf) -> u32,
-    // ---- appended: present when `size` covers them ([`DISK_TABLE_V1_0_SIZE`]
-    // is the size without them). The host calls them only if `enforces`.
-    /// `make_room`: `bytes` more of `project` are about to be written.
+    pub enforces:
+        unsafe extern "C" fn(state: State, view: &View, out: &mut u8, err: &mut ErrBuf) -> u32,
+    /// `bytes` more of `project` are about to be written.
     pub make_room: unsafe extern "C" fn(
         state: State,
         view: &View,
-        disk: &DiskView,
         project: usize,
         bytes: f64,
         out: &mut DiskPlanOut,
         err: &mut ErrBuf,
     ) -> u32,
-    /// `poll`: after files changed.
+    /// After files changed.
     pub poll: unsafe extern "C" fn(
         state: State,
         view: &View,
-        disk: &DiskView,
         out: &mut DiskPlanOut,
         err: &mut ErrBuf,
     ) -> u32,
-    /// `project_limit` in bytes; NaN for none. Must not change the state.
+    /// `project_limit` in bytes; NaN for none.
     pub project_limit: unsafe extern "C" fn(
         state: State,
         view: &View,
-        disk: &DiskView,
         project: usize,
         out: &mut f64,
         err: &mut ErrBuf,
     ) -> u32,
 }
 
-/// The size of a [`DiskTable`] of the first release of ABI version 1 (up to
-/// `enforces`): the least a disk table may be.
-pub const DISK_TABLE_V1_0_SIZE: usize = std::mem::offset_of!(DiskTable, make_room);
-
 /// The common head of every table, for code that handles all five alike.
 pub trait Table: 'static {
-    fn abi_version(&self) -> u32;
     fn size(&self) -> u32;
     fn name(&self) -> StaticStr;
     fn summary(&self) -> StaticStr;
@@ -672,7 +849,6 @@ pub trait Table: 'static {
 macro_rules! table_head {
     ($($t:ty),*) => {$(
         impl Table for $t {
-            fn abi_version(&self) -> u32 { self.abi_version }
             fn size(&self) -> u32 { self.size }
             fn name(&self) -> StaticStr { self.name }
             fn summary(&self) -> StaticStr { self.summary }
@@ -706,5 +882,29 @@ mod tests {
     #[test]
     fn the_compiler_is_recorded() {
         assert!(RUSTC_VERSION.starts_with("rustc"), "{RUSTC_VERSION}");
+    }
+
+    #[test]
+    fn symbol_names_carry_the_major_version() {
+        for (s, f) in symbols::ALL.iter().zip(symbols::FAMILIES) {
+            assert_eq!(*s, symbols::name(f, ABI_VERSION));
+        }
+        assert!(str_eq(symbols::CPU, "vcsim_plugin_cpu_v2"));
+        assert!(!str_eq(symbols::CPU, "vcsim_plugin_cpu_v1"));
+        assert!(!str_eq("a", "ab"));
+    }
+
+    #[test]
+    fn views_start_with_their_size_and_minor() {
+        assert_eq!(std::mem::offset_of!(View, size), 0);
+        assert_eq!(std::mem::offset_of!(View, minor), 4);
+        assert_eq!(std::mem::offset_of!(EstimateView, minor), 4);
+        assert_eq!(std::mem::offset_of!(ServerRequest, minor), 4);
+        assert_eq!(std::mem::offset_of!(Reply, minor), 4);
+        assert_eq!(std::mem::offset_of!(RequestOut, minor), 4);
+        assert_eq!(std::mem::offset_of!(DiskPlanOut, minor), 4);
+        let jobs = [Job::default(); 2];
+        let a = Array::new(&jobs);
+        assert_eq!((a.len, a.stride), (2, std::mem::size_of::<Job>()));
     }
 }

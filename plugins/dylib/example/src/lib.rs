@@ -5,14 +5,16 @@
 //!   less now less its estimated remaining run time; jobs run in increasing
 //!   slack, filling the CPUs and GPUs, and a running job gets one
 //!   scheduling period of bonus slack so that near-ties do not thrash.
-//!   Jobs with negative slack run in deadline mode.
+//!   Jobs with negative slack run in deadline mode. A project's or an app's
+//!   `max_concurrent` (if not 0) caps how many of its jobs run at once.
 //! - `least-queued` (work fetcher): when the host's queued work drops below
 //!   the low-water mark (or too few jobs to fill the CPUs), ask the contactable project with the least work
 //!   relative to its resource share — CPU seconds used so far plus CPU
 //!   seconds queued — for enough to fill the buffer.
 //!
-//! Build: `cargo build --release -p vcsim-dylib-example`, then
-//! `vcsim --plugin target/release/libvcsim_dylib_example.so list`.
+//! Build (in the vcsim checkout): `cargo build --release -p
+//! vcsim-dylib-example`, then `vcsim --plugin
+//! target/release/libvcsim_dylib_example.so list`.
 
 #![forbid(unsafe_code)]
 
@@ -23,6 +25,9 @@ use vcsim_dylib_sdk::*;
 pub struct LeastSlackFirst {
     order: Vec<(f64, u64, usize)>,
     free: Vec<f64>,
+    /// Jobs chosen so far, per project and per app (`App::index`).
+    per_project: Vec<u32>,
+    per_app: Vec<u32>,
 }
 
 impl CpuScheduler for LeastSlackFirst {
@@ -36,7 +41,7 @@ impl CpuScheduler for LeastSlackFirst {
             }
             let remaining = v.remaining_seconds(j);
             if remaining.is_nan() {
-                return Err(PolicyError(format!("job {} has no estimate", j.id)));
+                return Err(PolicyError::new(format!("job {} has no estimate", j.id)));
             }
             let mut slack = j.deadline - now - remaining;
             if j.is_running() {
@@ -48,14 +53,29 @@ impl CpuScheduler for LeastSlackFirst {
             .sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         self.free.clear();
         self.free.extend((0..v.nrsc()).map(|r| v.rsc(r).instances));
+        self.per_project.clear();
+        self.per_project.resize(v.nprojects(), 0);
+        self.per_app.clear();
+        self.per_app.resize(v.apps().len(), 0);
         const EPS: f64 = 1e-9;
+        let jobs = v.jobs();
         for &(slack, id, k) in &self.order {
-            let j = &v.jobs()[k];
+            let j = &jobs[k];
             let fits = j.cpus <= self.free[0] + EPS
                 && j.gpu().is_none_or(|(r, n)| n <= self.free[r] + EPS);
             if !fits {
                 continue;
             }
+            // max_concurrent: 0 is no cap.
+            let (p, app) = (v.project(j.project), v.app_of(j));
+            let capped = |cap: u32, n: u32| cap > 0 && n >= cap;
+            if capped(p.max_concurrent(), self.per_project[j.project])
+                || capped(app.max_concurrent(), self.per_app[app.index()])
+            {
+                continue;
+            }
+            self.per_project[j.project] += 1;
+            self.per_app[app.index()] += 1;
             self.free[0] -= j.cpus;
             if let Some((r, n)) = j.gpu() {
                 self.free[r] -= n;

@@ -6,8 +6,9 @@
 //!   the same numbers). Target: within 1.2x.
 //! - The per-call overhead: the time difference divided by the number of
 //!   calls, for `schedule` (which ships a whole view) and for the
-//!   estimator's `remaining_seconds` (the smallest, most frequent call:
-//!   `jc1-port` of the dup fixture against the built-in `jc1`).
+//!   estimator's `remaining_seconds` and `correction` (the smallest, most
+//!   frequent calls: `jc1-port` of the dup fixture against the built-in
+//!   `jc1`).
 //!
 //! Run: `cargo bench -p vcsim-dylib-host --bench dylib_overhead`. It builds
 //! the plugins with the same cargo and target directory first.
@@ -27,6 +28,10 @@ use vcsim_framework::{
 struct NativeLsf {
     order: Vec<(f64, u64, usize)>,
     free: Vec<f64>,
+    per_project: Vec<u32>,
+    /// Per app, all projects' apps in order; `first_app[p]` is project p's first.
+    per_app: Vec<u32>,
+    first_app: Vec<usize>,
 }
 
 impl CpuScheduler for NativeLsf {
@@ -49,6 +54,16 @@ impl CpuScheduler for NativeLsf {
         let h = v.host();
         self.free.clear();
         self.free.extend((0..h.nrsc()).map(|r| h.ninstances(r)));
+        self.per_project.clear();
+        self.per_project.resize(v.projects().len(), 0);
+        self.first_app.clear();
+        let mut napps = 0;
+        for p in v.projects() {
+            self.first_app.push(napps);
+            napps += p.apps.len();
+        }
+        self.per_app.clear();
+        self.per_app.resize(napps, 0);
         const EPS: f64 = 1e-9;
         for &(slack, id, k) in &self.order {
             let j = &v.jobs()[k];
@@ -57,6 +72,16 @@ impl CpuScheduler for NativeLsf {
             if !fits {
                 continue;
             }
+            let p = v.project(j.project);
+            let a = self.first_app[j.project] + j.app;
+            let capped = |cap: u32, n: u32| cap > 0 && n >= cap;
+            if capped(p.max_concurrent, self.per_project[j.project])
+                || capped(p.apps[j.app].max_concurrent, self.per_app[a])
+            {
+                continue;
+            }
+            self.per_project[j.project] += 1;
+            self.per_app[a] += 1;
             self.free[0] -= j.cpus;
             if let Some((r, n)) = j.gpu {
                 self.free[r] -= n;
@@ -83,13 +108,15 @@ impl CpuScheduler for CountCpu {
     }
 }
 
-struct CountEst(Box<dyn CompletionEstimator>, Arc<AtomicU64>);
+/// Counts calls: `remaining_seconds` and `correction` in the two counters.
+struct CountEst(Box<dyn CompletionEstimator>, Arc<[AtomicU64; 2]>);
 impl CompletionEstimator for CountEst {
     fn remaining_seconds(&self, v: &View, job: &Job) -> PolicyResult<f64> {
-        self.1.fetch_add(1, Ordering::Relaxed);
+        self.1[0].fetch_add(1, Ordering::Relaxed);
         self.0.remaining_seconds(v, job)
     }
     fn correction(&self, v: &View, p: usize) -> PolicyResult<f64> {
+        self.1[1].fetch_add(1, Ordering::Relaxed);
         self.0.correction(v, p)
     }
     fn on_job_finished(&mut self, v: &View, job: &Job) -> PolicyResult<()> {
@@ -185,7 +212,7 @@ fn main() {
         reg.add(e).unwrap();
     }
     let cpu_calls = Arc::new(AtomicU64::new(0));
-    let est_calls = Arc::new(AtomicU64::new(0));
+    let est_calls = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
     let c = cpu_calls.clone();
     reg.add(Entry::new(Family::Cpu, "lsf-native", "", "bench", || {
         Ok(AnyPolicy::Cpu(Box::<NativeLsf>::default()))
@@ -236,13 +263,16 @@ fn main() {
         );
     }
     let scn = scenario("mix-5-slack-5.toml");
-    est_calls.store(0, Ordering::Relaxed);
+    for c in est_calls.iter() {
+        c.store(0, Ordering::Relaxed);
+    }
     once(&reg, &scn, "estimate=jc1-counted");
-    let calls = est_calls.load(Ordering::Relaxed);
+    let [remaining, correction] = [0, 1].map(|i| est_calls[i].load(Ordering::Relaxed));
+    let calls = remaining + correction;
     let (td, tn, md, mn) = time2(&reg, &scn, "estimate=jc1-port", "estimate=jc1", n);
     assert_eq!(md, mn, "jc1-port and jc1 differ");
     println!(
-        "  estimator, mix-5-slack-5: jc1-port dylib {:.2} ms  jc1 built in {:.2} ms  ratio {:.3}  ({calls} remaining_seconds calls, {:.0} ns overhead per call)",
+        "  estimator, mix-5-slack-5: jc1-port dylib {:.2} ms  jc1 built in {:.2} ms  ratio {:.3}  ({remaining} remaining_seconds and {correction} correction calls, {:.0} ns overhead per call)",
         td.as_secs_f64() * 1e3,
         tn.as_secs_f64() * 1e3,
         td.as_secs_f64() / tn.as_secs_f64(),

@@ -3,13 +3,15 @@
 //!
 //! [`load`] opens a library once per process (it is never unloaded), finds
 //! its entry symbols, and checks — before calling anything of the plugin
-//! but the entry points — the ABI version, the sizes of the export and of
-//! every table, and the `rustc` that built it. [`Plugin::entries`] gives
-//! registry entries whose policies are adapters implementing vcsim's
-//! traits: each call builds a `#[repr(C)]` snapshot of the view in buffers
-//! the adapter owns, calls the plugin, and reads its decision back from the
-//! adapter's buffers. A panic in the plugin comes back as a
-//! [`PolicyError`] naming the plugin, the policy and the call.
+//! but the entry points — the ABI's major and minor version, the sizes of
+//! the export and of every table, and the `rustc` that built it. A library
+//! that exports only the entry points of another major version is refused
+//! before any of them is called. [`Plugin::entries`] gives registry entries
+//! whose policies are adapters implementing vcsim's traits: each call
+//! builds a `#[repr(C)]` snapshot of the view in buffers the adapter owns,
+//! calls the plugin, and reads its decision back from the adapter's
+//! buffers. An error or a panic in the plugin comes back as a
+//! [`PolicyError`] naming the plugin and the call; the run fails with it.
 //!
 //! This is the only crate of vcsim with unsafe code across the boundary;
 //! each `unsafe` block relies on the checks done at load time and on the
@@ -63,6 +65,16 @@ impl PolicyTable {
             PolicyTable::Disk(t) => t,
         }
     }
+    /// The size of this family's table in ABI 2.0: the least a table may be.
+    fn min_size(&self) -> usize {
+        match self {
+            PolicyTable::Cpu(_) => std::mem::size_of::<abi::CpuTable>(),
+            PolicyTable::Fetch(_) => std::mem::size_of::<abi::FetchTable>(),
+            PolicyTable::Send(_) => std::mem::size_of::<abi::SendTable>(),
+            PolicyTable::Estimate(_) => std::mem::size_of::<abi::EstimateTable>(),
+            PolicyTable::Disk(_) => std::mem::size_of::<abi::DiskTable>(),
+        }
+    }
 }
 
 /// One policy of a loaded plugin.
@@ -79,6 +91,10 @@ pub struct Plugin {
     /// The plugin crate's name and version.
     pub crate_name: String,
     pub rustc: String,
+    /// The ABI minor version the plugin was built for (at most
+    /// [`abi::ABI_MINOR`]). A table call or a field added in a later minor
+    /// is used only for a plugin whose minor has it.
+    pub abi_minor: u32,
     pub policies: Vec<PluginPolicy>,
     _lib: &'static Library,
 }
@@ -110,6 +126,23 @@ fn static_str(s: abi::StaticStr) -> Result<String, String> {
         .map_err(|_| "a string that is not UTF-8".to_string())
 }
 
+/// The message for a plugin of another major version.
+fn other_major(shown: &str, major: u32) -> String {
+    format!(
+        "`{shown}` was built for vcsim's plugin ABI {major}; this vcsim speaks ABI {}: rebuild it \
+         against vcsim-dylib-sdk {} (see the changelog)",
+        abi::ABI_VERSION,
+        abi::SDK_VERSION
+    )
+}
+
+/// What the library's entry points say of the plugin.
+struct Meta {
+    crate_name: String,
+    rustc: String,
+    minor: u32,
+}
+
 fn open(path: &Path, canon: &Path) -> Result<Plugin, String> {
     let shown = path.display().to_string();
     // SAFETY: loading a library runs its initialisers; a vcsim plugin built
@@ -119,21 +152,20 @@ fn open(path: &Path, canon: &Path) -> Result<Plugin, String> {
     // Never unloaded (ABI rule 7).
     let lib: &'static Library = Box::leak(Box::new(lib));
     let mut policies = Vec::new();
-    let mut meta: Option<(String, String)> = None;
-    let mut found = false;
+    let mut meta: Option<Meta> = None;
     for (i, sym) in abi::symbols::ALL.iter().enumerate() {
         macro_rules! family {
             ($t:ty, $variant:ident) => {{
-                // SAFETY: an exported entry symbol has this signature (ABI rule 1).
+                // SAFETY: an exported entry symbol of this major version has
+                // this signature (ABI rule 1).
                 let entry = match unsafe { lib.get::<abi::EntryFn<$t>>(sym.as_bytes()) } {
                     Ok(e) => *e,
                     Err(_) => continue,
                 };
-                found = true;
                 let ex = entry();
-                let (c, r) = check_export(&shown, abi::symbols::FAMILIES[i], ex)?;
+                let m = check_export(&shown, abi::symbols::FAMILIES[i], ex)?;
                 if meta.is_none() {
-                    meta = Some((c, r));
+                    meta = Some(m);
                 }
                 for k in 0..ex.count {
                     let t = (ex.table)(k).ok_or_else(|| {
@@ -154,19 +186,15 @@ fn open(path: &Path, canon: &Path) -> Result<Plugin, String> {
             _ => family!(abi::DiskTable, Disk),
         }
     }
-    if !found {
-        // A plugin of another ABI version exports other symbol names.
+    let Some(meta) = meta else {
+        // A plugin of another major version exports other symbol names:
+        // look for them (their presence only: nothing of them is called).
         for v in (0..=16u32).filter(|v| *v != abi::ABI_VERSION) {
             for f in abi::symbols::FAMILIES {
-                let name = format!("vcsim_plugin_{f}_v{v}");
+                let name = abi::symbols::name(f, v);
                 // SAFETY: only the symbol's presence is looked at.
                 if unsafe { lib.get::<*const u8>(name.as_bytes()) }.is_ok() {
-                    return Err(format!(
-                        "{shown}: built for vcsim plugin ABI version {v} (it exports `{name}`); \
-                         this vcsim speaks version {}: rebuild the plugin against this vcsim's \
-                         vcsim-dylib-sdk",
-                        abi::ABI_VERSION
-                    ));
+                    return Err(other_major(&shown, v));
                 }
             }
         }
@@ -174,34 +202,37 @@ fn open(path: &Path, canon: &Path) -> Result<Plugin, String> {
             "{shown}: not a vcsim plugin: it exports none of {}",
             abi::symbols::ALL.join(", ")
         ));
-    }
-    let (crate_name, rustc) = meta.unwrap_or_default();
+    };
     Ok(Plugin {
         path: path.to_path_buf(),
-        crate_name,
-        rustc,
+        crate_name: meta.crate_name,
+        rustc: meta.rustc,
+        abi_minor: meta.minor,
         policies,
         _lib: lib,
     })
 }
 
-fn check_export<T>(
-    shown: &str,
-    fam: &str,
-    ex: &abi::Export<T>,
-) -> Result<(String, String), String> {
+fn check_export<T>(shown: &str, fam: &str, ex: &abi::Export<T>) -> Result<Meta, String> {
     if ex.abi_version != abi::ABI_VERSION {
+        return Err(other_major(shown, ex.abi_version));
+    }
+    if ex.abi_minor > abi::ABI_MINOR {
         return Err(format!(
-            "{shown}: its {fam} policies were built for vcsim plugin ABI version {}; this vcsim \
-             speaks version {}: rebuild the plugin against this vcsim's vcsim-dylib-sdk",
-            ex.abi_version,
-            abi::ABI_VERSION
+            "`{shown}` was built for vcsim's plugin ABI {major}.{}, newer than this vcsim's ABI \
+             {major}.{}: load it with a vcsim whose plugin ABI is {major}.{} or later, or rebuild \
+             it against vcsim-dylib-sdk {}",
+            ex.abi_minor,
+            abi::ABI_MINOR,
+            ex.abi_minor,
+            abi::SDK_VERSION,
+            major = abi::ABI_VERSION,
         ));
     }
     let need = std::mem::size_of::<abi::Export<T>>();
     if (ex.size as usize) < need {
         return Err(format!(
-            "{shown}: its {fam} export is {} bytes, less than the {need} of ABI version {}",
+            "{shown}: its {fam} export is {} bytes, less than the {need} of ABI {}.0",
             ex.size,
             abi::ABI_VERSION
         ));
@@ -215,32 +246,20 @@ fn check_export<T>(
             abi::RUSTC_VERSION
         ));
     }
-    Ok((krate, rustc))
+    Ok(Meta {
+        crate_name: krate,
+        rustc,
+        minor: ex.abi_minor,
+    })
 }
 
 fn check_table(shown: &str, t: PolicyTable) -> Result<PluginPolicy, String> {
     let h = t.head();
     let fam = t.family();
-    if h.abi_version() != abi::ABI_VERSION {
-        return Err(format!(
-            "{shown}: a {fam} policy was built for vcsim plugin ABI version {}; this vcsim \
-             speaks version {}",
-            h.abi_version(),
-            abi::ABI_VERSION
-        ));
-    }
-    let need = match t {
-        PolicyTable::Cpu(_) => std::mem::size_of::<abi::CpuTable>(),
-        PolicyTable::Fetch(_) => std::mem::size_of::<abi::FetchTable>(),
-        PolicyTable::Send(_) => std::mem::size_of::<abi::SendTable>(),
-        PolicyTable::Estimate(_) => std::mem::size_of::<abi::EstimateTable>(),
-        // Only the first fields of a disk table are required; the appended
-        // calls are used when its size covers them (`DiskAdapter`).
-        PolicyTable::Disk(_) => abi::DISK_TABLE_V1_0_SIZE,
-    };
+    let need = t.min_size();
     if (h.size() as usize) < need {
         return Err(format!(
-            "{shown}: a {fam} table is {} bytes, less than the {need} of ABI version {}",
+            "{shown}: a {fam} table is {} bytes, less than the {need} of ABI {}.0",
             h.size(),
             abi::ABI_VERSION
         ));
@@ -376,14 +395,13 @@ impl<T: Table> Instance<T> {
         let w = &self.who;
         match status {
             abi::STATUS_OK => Ok(()),
-            abi::STATUS_ERROR => Err(PolicyError::new(msg())),
-            abi::STATUS_PANIC => Err(PolicyError::new(format!(
-                "plugin {} panicked in `{call}`: {}",
+            abi::STATUS_ERROR | abi::STATUS_OVERFLOW => Err(PolicyError::new(format!(
+                "plugin {}, `{call}`: {}",
                 w.plugin,
                 msg()
             ))),
-            abi::STATUS_OVERFLOW => Err(PolicyError::new(format!(
-                "plugin {}, `{call}`: {}",
+            abi::STATUS_PANIC => Err(PolicyError::new(format!(
+                "plugin {} panicked in `{call}`: {}",
                 w.plugin,
                 msg()
             ))),
@@ -410,23 +428,33 @@ fn make(table: PolicyTable, who: Arc<Who>) -> Result<AnyPolicy, String> {
             run: Vec::new(),
         })),
         PolicyTable::Fetch(t) => AnyPolicy::Fetch(Box::new(FetchAdapter {
-            inner: RefCell::new((Instance::new(t, who)?, Snapshot::default(), Vec::new())),
+            inner: RefCell::new((Instance::new(t, who)?, Snapshot::default())),
         })),
         PolicyTable::Send(t) => AnyPolicy::Send(Box::new(SendAdapter {
             inst: Instance::new(t, who)?,
-            host: Snapshot::default(),
+            rsc: Vec::new(),
             request: Vec::new(),
             workload: Vec::new(),
             sent: Vec::new(),
         })),
         PolicyTable::Estimate(t) => AnyPolicy::Estimate(Box::new(EstimateAdapter {
-            inner: RefCell::new((Instance::new(t, who)?, Snapshot::default())),
+            inner: RefCell::new(EstimateInner {
+                inst: Instance::new(t, who)?,
+                rsc: Vec::new(),
+                step: (f64::NAN, f64::NAN, 0),
+            }),
         })),
         PolicyTable::Disk(t) => AnyPolicy::Disk(Box::new(DiskAdapter {
             inner: RefCell::new((Instance::new(t, who)?, Snapshot::default())),
-            files: DiskSnapshot::default(),
+            delete_jobs: Vec::new(),
+            delete_files: Vec::new(),
         })),
     })
+}
+
+/// The `size` of a host struct, for its head.
+fn size_of<T>() -> u32 {
+    std::mem::size_of::<T>() as u32
 }
 
 /// Buffers a view's snapshot lives in, reused between calls.
@@ -434,8 +462,10 @@ fn make(table: PolicyTable, who: Arc<Who>) -> Result<AnyPolicy, String> {
 struct Snapshot {
     rsc: Vec<abi::RscInfo>,
     projects: Vec<abi::Project>,
+    apps: Vec<abi::App>,
     project_rsc: Vec<abi::ProjectRsc>,
     jobs: Vec<abi::Job>,
+    files: Vec<abi::File>,
 }
 
 // SAFETY: between calls the buffers only hold stale pointers (names of a
@@ -528,6 +558,7 @@ impl Snapshot {
         let nrsc = h.nrsc();
         rsc_of(&mut self.rsc, h, |r| v.idle_instances(r));
         self.projects.clear();
+        self.apps.clear();
         self.project_rsc.clear();
         for (p, pr) in v.projects().iter().enumerate() {
             self.projects.push(abi::Project {
@@ -536,10 +567,28 @@ impl Snapshot {
                 share_fraction: v.share_fraction(p),
                 latency_bound: pr.latency_bound,
                 exp_avg_cpu: v.exp_avg_cpu(p),
+                first_app: self.apps.len(),
+                napps: pr.apps.len(),
+                max_concurrent: pr.max_concurrent,
                 contactable: v.contactable(p) as u8,
                 has_runnable: v.project_has_runnable(p) as u8,
-                napps: pr.apps.len(),
+                deletion_policy: match pr.deletion_policy {
+                    DeletionPolicy::Lru => abi::DELETE_LRU,
+                    DeletionPolicy::Priority => abi::DELETE_PRIORITY,
+                    DeletionPolicy::Expire => abi::DELETE_EXPIRE,
+                },
             });
+            self.apps.extend(pr.apps.iter().map(|a| abi::App {
+                project: p,
+                name: abi::Str::new(&a.name),
+                cpus: a.cpus,
+                gpu_rsc: a.gpu.map_or(0, |g| g.0),
+                gpu_count: a.gpu.map_or(0.0, |g| g.1),
+                flops_estimate: a.flops_estimate,
+                latency_bound: a.latency_bound,
+                max_concurrent: a.max_concurrent,
+                runs_on_host: a.runs_on_host() as u8,
+            }));
             for r in 0..nrsc {
                 self.project_rsc.push(abi::ProjectRsc {
                     usage_seconds: v.usage_seconds(p, r),
@@ -552,22 +601,48 @@ impl Snapshot {
         for j in v.jobs() {
             self.jobs.push(job_of(v, j, true)?);
         }
+        let disk = v.disk();
+        self.files.clear();
+        self.files.extend(disk.files.iter().map(|f| abi::File {
+            id: f.id,
+            project: f.project,
+            bytes: f.bytes,
+            job: f.job.unwrap_or(abi::NO_JOB),
+            kind: match f.kind {
+                FileKind::Input => abi::FILE_INPUT,
+                FileKind::Output => abi::FILE_OUTPUT,
+                FileKind::Sticky => abi::FILE_STICKY,
+            },
+            referenced: v.file_referenced(f) as u8,
+            sticky: f.sticky as u8,
+            priority: f.priority,
+            created: f.created,
+            last_used: f.last_used,
+            expires: f.expires,
+        }));
         Ok(abi::View {
+            size: size_of::<abi::View>(),
+            minor: abi::ABI_MINOR,
             now: v.now(),
+            seed: v.seed(),
+            step: v.step(),
             host: host_of(h),
             prefs: prefs_of(v.prefs()),
             on_fraction: v.on_fraction(),
             available_seconds: v.available_seconds(),
-            host_on: v.host_on() as u8,
             last_schedule: v.last_schedule(),
             last_rpc: v.last_rpc().unwrap_or(f64::NAN),
             connection_interval: v.connection_interval(),
-            rsc: self.rsc.as_ptr(),
-            projects: self.projects.as_ptr(),
-            nprojects: self.projects.len(),
-            project_rsc: self.project_rsc.as_ptr(),
-            jobs: self.jobs.as_ptr(),
-            njobs: self.jobs.len(),
+            host_on: v.host_on() as u8,
+            disk_suspended: disk.suspended as u8,
+            total_limit: disk.total_limit,
+            core_usage: disk.core_usage,
+            rsc: abi::Array::new(&self.rsc),
+            projects: abi::Array::new(&self.projects),
+            apps: abi::Array::new(&self.apps),
+            project_rsc: abi::Array::new(&self.project_rsc),
+            jobs: abi::Array::new(&self.jobs),
+            files: abi::Array::new(&self.files),
         })
     }
 }
@@ -585,14 +660,11 @@ impl CpuScheduler for CpuAdapter {
         let view = self.snap.build(v)?;
         self.run.clear();
         self.run.resize(v.jobs().len(), abi::RunEntry::default());
-        let mut ro = abi::RunOut {
-            ptr: self.run.as_mut_ptr(),
-            cap: self.run.len(),
-            len: 0,
-        };
+        let mut ro = abi::ArrayOut::new(&mut self.run);
         let mut eb = self.inst.errbuf();
         // SAFETY: the view points into `self.snap` and the state, untouched
-        // during the call; `ro` and `eb` are valid buffers.
+        // during the call; `ro` describes `self.run` and `eb` the error
+        // buffer, both live and writable.
         let st = unsafe { (self.inst.table.schedule)(self.inst.state, &view, &mut ro, &mut eb) };
         self.inst.check(st, &eb, "schedule")?;
         for e in &self.run[..ro.len.min(self.run.len())] {
@@ -611,7 +683,7 @@ impl CpuScheduler for CpuAdapter {
 
 // ---------------------------------------------------------------- fetch
 
-type FetchInner = (Instance<abi::FetchTable>, Snapshot, Vec<RscRequest>);
+type FetchInner = (Instance<abi::FetchTable>, Snapshot);
 
 struct FetchAdapter {
     inner: RefCell<FetchInner>,
@@ -621,6 +693,14 @@ fn rsc_req(r: &RscRequest) -> abi::RscRequest {
     abi::RscRequest {
         req_seconds: r.req_seconds,
         req_ninstances: r.req_ninstances,
+    }
+}
+
+fn request_in(r: &WorkRequest, rsc: &[abi::RscRequest]) -> abi::RequestIn {
+    abi::RequestIn {
+        project: r.project,
+        work_req_seconds: r.work_req_seconds,
+        rsc: abi::Array::new(rsc),
     }
 }
 
@@ -634,19 +714,20 @@ impl FetchAdapter {
     }
 
     fn ask(&self, v: &View, piggyback: Option<usize>) -> PolicyResult<Option<WorkRequest>> {
-        self.with(|(inst, snap, _)| {
+        self.with(|(inst, snap)| {
             let view = snap.build(v)?;
             let nrsc = v.host().nrsc();
             let mut rsc = vec![abi::RscRequest::default(); nrsc];
             let mut out = abi::RequestOut {
+                size: size_of::<abi::RequestOut>(),
+                minor: abi::ABI_MINOR,
                 present: 0,
                 project: 0,
                 work_req_seconds: 0.0,
-                rsc: rsc.as_mut_ptr(),
-                nrsc,
+                rsc: abi::ArrayOut::new(&mut rsc),
             };
             let mut eb = inst.errbuf();
-            // SAFETY: as in `CpuAdapter::schedule`; `rsc` holds `nrsc` entries.
+            // SAFETY: as in `CpuAdapter::schedule`; `out.rsc` describes `rsc`.
             let (st, call) = unsafe {
                 match piggyback {
                     None => (
@@ -680,7 +761,7 @@ impl FetchAdapter {
 
 impl WorkFetcher for FetchAdapter {
     fn account(&mut self, v: &View) -> PolicyResult<()> {
-        self.with(|(inst, snap, _)| {
+        self.with(|(inst, snap)| {
             let view = snap.build(v)?;
             let mut eb = inst.errbuf();
             // SAFETY: as in `CpuAdapter::schedule`.
@@ -698,32 +779,30 @@ impl WorkFetcher for FetchAdapter {
     }
 
     fn on_reply(&mut self, v: &View, reply: &RpcReply) -> PolicyResult<()> {
-        self.with(|(inst, snap, _)| {
+        self.with(|(inst, snap)| {
             let view = snap.build(v)?;
             let req: Vec<abi::RscRequest> = reply.request.rsc.iter().map(rsc_req).collect();
-            let nrsc = reply.jobs.len().min(reply.rsc_status.len());
-            let status: Vec<u8> = reply
-                .rsc_status
-                .iter()
-                .map(|s| match s {
-                    RscStatus::Unknown => abi::RSC_STATUS_UNKNOWN,
-                    RscStatus::WorkReturned => abi::RSC_STATUS_WORK_RETURNED,
-                    RscStatus::NoWorkButSupported => abi::RSC_STATUS_NO_WORK_BUT_SUPPORTED,
-                    RscStatus::NotSupported => abi::RSC_STATUS_NOT_SUPPORTED,
+            let nrsc = reply.jobs.len().max(reply.rsc_status.len());
+            let rsc: Vec<abi::ReplyRsc> = (0..nrsc)
+                .map(|r| abi::ReplyRsc {
+                    jobs: reply.jobs.get(r).copied().unwrap_or(0),
+                    status: match reply.rsc_status.get(r) {
+                        None | Some(RscStatus::Unknown) => abi::RSC_STATUS_UNKNOWN,
+                        Some(RscStatus::WorkReturned) => abi::RSC_STATUS_WORK_RETURNED,
+                        Some(RscStatus::NoWorkButSupported) => {
+                            abi::RSC_STATUS_NO_WORK_BUT_SUPPORTED
+                        }
+                        Some(RscStatus::NotSupported) => abi::RSC_STATUS_NOT_SUPPORTED,
+                    },
                 })
                 .collect();
             let r = abi::Reply {
+                size: size_of::<abi::Reply>(),
+                minor: abi::ABI_MINOR,
                 project: reply.project,
-                request: abi::RequestIn {
-                    project: reply.request.project,
-                    work_req_seconds: reply.request.work_req_seconds,
-                    rsc: req.as_ptr(),
-                    nrsc: req.len(),
-                },
+                request: request_in(&reply.request, &req),
                 reached: reply.reached as u8,
-                jobs: reply.jobs.as_ptr(),
-                rsc_status: status.as_ptr(),
-                nrsc,
+                rsc: abi::Array::new(&rsc),
             };
             let mut eb = inst.errbuf();
             // SAFETY: as in `CpuAdapter::schedule`; `r` points into live vectors.
@@ -732,12 +811,15 @@ impl WorkFetcher for FetchAdapter {
         })
     }
 
-    fn backoff_on_empty_reply(&self, _v: &View) -> PolicyResult<bool> {
-        self.with(|(inst, _, _)| {
+    fn backoff_on_empty_reply(&self, v: &View) -> PolicyResult<bool> {
+        self.with(|(inst, snap)| {
+            let view = snap.build(v)?;
             let mut out = 1u8;
             let mut eb = inst.errbuf();
-            // SAFETY: the state is live; `out` and `eb` are valid.
-            let st = unsafe { (inst.table.backoff_on_empty_reply)(inst.state, &mut out, &mut eb) };
+            // SAFETY: as in `CpuAdapter::schedule`; `out` is valid.
+            let st = unsafe {
+                (inst.table.backoff_on_empty_reply)(inst.state, &view, &mut out, &mut eb)
+            };
             inst.check(st, &eb, "backoff_on_empty_reply")?;
             Ok(out != 0)
         })
@@ -748,11 +830,15 @@ impl WorkFetcher for FetchAdapter {
 
 struct SendAdapter {
     inst: Instance<abi::SendTable>,
-    host: Snapshot,
+    rsc: Vec<abi::RscInfo>,
     request: Vec<abi::RscRequest>,
     workload: Vec<abi::ReportedJob>,
     sent: Vec<abi::Candidate>,
 }
+
+// SAFETY: as for `Snapshot`: `rsc` holds only stale names between calls,
+// never read again.
+unsafe impl Send for SendAdapter {}
 
 fn cand_of(c: &Candidate) -> abi::Candidate {
     abi::Candidate {
@@ -773,7 +859,7 @@ impl WorkSender for SendAdapter {
         sent: &[Candidate],
         cand: &Candidate,
     ) -> PolicyResult<Verdict> {
-        rsc_of(&mut self.host.rsc, req.host, |_| f64::NAN);
+        rsc_of(&mut self.rsc, req.host, |_| f64::NAN);
         self.request.clear();
         self.request.extend(req.request.rsc.iter().map(rsc_req));
         self.workload.clear();
@@ -789,39 +875,28 @@ impl WorkSender for SendAdapter {
         self.sent.clear();
         self.sent.extend(sent.iter().map(cand_of));
         let r = abi::ServerRequest {
+            size: size_of::<abi::ServerRequest>(),
+            minor: abi::ABI_MINOR,
             now: req.now,
             project: req.project,
             project_name: abi::Str::new(req.project_name),
             latency_bound: req.latency_bound,
             host: host_of(req.host),
-            rsc: self.host.rsc.as_ptr(),
-            request: abi::RequestIn {
-                project: req.request.project,
-                work_req_seconds: req.request.work_req_seconds,
-                rsc: self.request.as_ptr(),
-                nrsc: self.request.len(),
-            },
+            rsc: abi::Array::new(&self.rsc),
+            request: request_in(req.request, &self.request),
             dcf: req.dcf,
             work_buf_min: req.work_buf_min,
-            workload: self.workload.as_ptr(),
-            nworkload: self.workload.len(),
+            workload: abi::Array::new(&self.workload),
             free_bytes: req.free_bytes,
         };
+        let sent = abi::Array::new(&self.sent);
         let c = cand_of(cand);
         let mut out = abi::VERDICT_STOP;
         let mut eb = self.inst.errbuf();
-        // SAFETY: `r` points into this adapter's buffers and `req`, all live
-        // and untouched during the call.
+        // SAFETY: `r` and `sent` point into this adapter's buffers and
+        // `req`, all live and untouched during the call.
         let st = unsafe {
-            (self.inst.table.consider)(
-                self.inst.state,
-                &r,
-                self.sent.as_ptr(),
-                self.sent.len(),
-                &c,
-                &mut out,
-                &mut eb,
-            )
+            (self.inst.table.consider)(self.inst.state, &r, &sent, &c, &mut out, &mut eb)
         };
         self.inst.check(st, &eb, "consider")?;
         match out {
@@ -839,40 +914,75 @@ impl WorkSender for SendAdapter {
 // ---------------------------------------------------------------- estimate
 
 struct EstimateAdapter {
-    inner: RefCell<(Instance<abi::EstimateTable>, Snapshot)>,
+    inner: RefCell<EstimateInner>,
+}
+
+struct EstimateInner {
+    inst: Instance<abi::EstimateTable>,
+    /// The buffer of the view's resources.
+    rsc: Vec<abi::RscInfo>,
+    /// The step of the last view's time and step length: the estimator is
+    /// asked about every job at one time, and `View::step` rounds.
+    step: (f64, f64, u64),
+}
+
+impl EstimateInner {
+    fn step(&mut self, v: &View) -> u64 {
+        let key = (v.now(), v.prefs().step);
+        if (self.step.0, self.step.1) != key {
+            self.step = (key.0, key.1, v.step());
+        }
+        self.step.2
+    }
+}
+
+enum EstCall<'j> {
+    Remaining(&'j Job),
+    Finished(&'j Job),
+    Correction(usize),
 }
 
 impl EstimateAdapter {
-    fn call(&self, v: &View, job: &Job, finished: bool) -> PolicyResult<f64> {
+    fn call(&self, v: &View, what: EstCall) -> PolicyResult<f64> {
         let mut g = self
             .inner
             .try_borrow_mut()
             .map_err(|_| PolicyError::new("a plugin estimator was called re-entrantly"))?;
-        let (inst, snap) = &mut *g;
+        let step = g.step(v);
+        let EstimateInner { inst, rsc, .. } = &mut *g;
         let h = v.host();
-        let rsc = &mut snap.rsc;
         rsc_of(rsc, h, |r| v.idle_instances(r));
         let ev = abi::EstimateView {
+            size: size_of::<abi::EstimateView>(),
+            minor: abi::ABI_MINOR,
             now: v.now(),
+            seed: v.seed(),
+            step,
             host: host_of(h),
             prefs: prefs_of(v.prefs()),
-            rsc: rsc.as_ptr(),
+            rsc: abi::Array::new(rsc),
         };
-        let j = job_of(v, job, false)?;
         let mut out = f64::NAN;
         let mut eb = inst.errbuf();
-        // SAFETY: `ev` points into `rsc`, live during the call.
-        let (st, call) = unsafe {
-            if finished {
-                (
-                    (inst.table.on_job_finished)(inst.state, &ev, &j, &mut eb),
-                    "on_job_finished",
-                )
-            } else {
-                (
-                    (inst.table.remaining_seconds)(inst.state, &ev, &j, &mut out, &mut eb),
-                    "remaining_seconds",
-                )
+        let t = inst.table;
+        let (st, call) = match what {
+            EstCall::Remaining(job) => {
+                let j = job_of(v, job, false)?;
+                // SAFETY: `ev` points into `rsc`, live during the call; `j`,
+                // `out` and `eb` are valid.
+                let st = unsafe { (t.remaining_seconds)(inst.state, &ev, &j, &mut out, &mut eb) };
+                (st, "remaining_seconds")
+            }
+            EstCall::Finished(job) => {
+                let j = job_of(v, job, false)?;
+                // SAFETY: as for `remaining_seconds`.
+                let st = unsafe { (t.on_job_finished)(inst.state, &ev, &j, &mut eb) };
+                (st, "on_job_finished")
+            }
+            EstCall::Correction(p) => {
+                // SAFETY: as for `remaining_seconds`.
+                let st = unsafe { (t.correction)(inst.state, &ev, p, &mut out, &mut eb) };
+                (st, "correction")
             }
         };
         inst.check(st, &eb, call)?;
@@ -880,27 +990,21 @@ impl EstimateAdapter {
     }
 }
 
+// SAFETY: as for `Snapshot`: the resource buffer holds only stale names
+// between calls, never read again.
+unsafe impl Send for EstimateAdapter {}
+
 impl CompletionEstimator for EstimateAdapter {
     fn remaining_seconds(&self, v: &View, job: &Job) -> PolicyResult<f64> {
-        self.call(v, job, false)
+        self.call(v, EstCall::Remaining(job))
     }
 
-    fn correction(&self, _v: &View, project: usize) -> PolicyResult<f64> {
-        let mut g = self
-            .inner
-            .try_borrow_mut()
-            .map_err(|_| PolicyError::new("a plugin estimator was called re-entrantly"))?;
-        let inst = &mut g.0;
-        let mut out = 1.0;
-        let mut eb = inst.errbuf();
-        // SAFETY: the state is live; `out` and `eb` are valid.
-        let st = unsafe { (inst.table.correction)(inst.state, project, &mut out, &mut eb) };
-        inst.check(st, &eb, "correction")?;
-        Ok(out)
+    fn correction(&self, v: &View, project: usize) -> PolicyResult<f64> {
+        self.call(v, EstCall::Correction(project))
     }
 
     fn on_job_finished(&mut self, v: &View, job: &Job) -> PolicyResult<()> {
-        self.call(v, job, true).map(|_| ())
+        self.call(v, EstCall::Finished(job)).map(|_| ())
     }
 }
 
@@ -908,127 +1012,56 @@ impl CompletionEstimator for EstimateAdapter {
 
 struct DiskAdapter {
     inner: RefCell<(Instance<abi::DiskTable>, Snapshot)>,
-    files: DiskSnapshot,
-}
-
-/// Buffers of a disk view and of a plan, reused between calls.
-#[derive(Default)]
-struct DiskSnapshot {
-    files: Vec<abi::File>,
-    deletion_policy: Vec<u8>,
+    /// The plan's buffers (`make_room` and `poll` take `&mut self`).
     delete_jobs: Vec<u64>,
     delete_files: Vec<u64>,
 }
 
-/// An appended field of the disk table, `None` if the plugin's table is too
-/// small to have it (ABI rule 3).
-macro_rules! disk_call {
-    ($t:expr, $field:ident) => {{
-        let t: &'static abi::DiskTable = $t;
-        // Every call is a function pointer, the size of a pointer.
-        let end = std::mem::offset_of!(abi::DiskTable, $field) + std::mem::size_of::<usize>();
-        // Only read the field when the table's size says it is there.
-        (t.size as usize >= end).then(|| t.$field)
-    }};
-}
-
-impl DiskSnapshot {
-    fn build(&mut self, v: &View) -> abi::DiskView {
-        let disk = v.disk();
-        self.files.clear();
-        self.files.extend(disk.files.iter().map(|f| abi::File {
-            id: f.id,
-            project: f.project,
-            bytes: f.bytes,
-            job: f.job.unwrap_or(abi::NO_JOB),
-            kind: match f.kind {
-                FileKind::Input => abi::FILE_INPUT,
-                FileKind::Output => abi::FILE_OUTPUT,
-                FileKind::Sticky => abi::FILE_STICKY,
-            },
-            referenced: v.file_referenced(f) as u8,
-            sticky: f.sticky as u8,
-            priority: f.priority,
-            created: f.created,
-            last_used: f.last_used,
-            expires: f.expires,
-        }));
-        self.deletion_policy.clear();
-        self.deletion_policy
-            .extend(v.projects().iter().map(|p| match p.deletion_policy {
-                DeletionPolicy::Lru => abi::DELETE_LRU,
-                DeletionPolicy::Priority => abi::DELETE_PRIORITY,
-                DeletionPolicy::Expire => abi::DELETE_EXPIRE,
-            }));
-        abi::DiskView {
-            files: self.files.as_ptr(),
-            nfiles: self.files.len(),
-            total_limit: disk.total_limit,
-            core_usage: disk.core_usage,
-            suspended: disk.suspended as u8,
-            deletion_policy: self.deletion_policy.as_ptr(),
-        }
-    }
-
-    /// Zeroed plan buffers: one id per job and per file.
-    fn plan_out(&mut self, v: &View) -> abi::DiskPlanOut {
-        self.delete_jobs.clear();
-        self.delete_jobs.resize(v.jobs().len(), 0);
-        self.delete_files.clear();
-        self.delete_files.resize(v.disk().files.len(), 0);
-        abi::DiskPlanOut {
-            delete_jobs: self.delete_jobs.as_mut_ptr(),
-            jobs_cap: self.delete_jobs.len(),
-            jobs_len: 0,
-            delete_files: self.delete_files.as_mut_ptr(),
-            files_cap: self.delete_files.len(),
-            files_len: 0,
-            fits: 0,
-            suspend: 0,
-        }
-    }
-
-    fn plan(&self, out: &abi::DiskPlanOut) -> DiskPlan {
-        DiskPlan {
-            delete_jobs: self.delete_jobs[..out.jobs_len.min(self.delete_jobs.len())].to_vec(),
-            delete_files: self.delete_files[..out.files_len.min(self.delete_files.len())].to_vec(),
-            suspend: out.suspend != 0,
-        }
-    }
-}
-
-// SAFETY: as for `Snapshot`: the buffers hold no pointers between calls
-// that are ever read again.
-unsafe impl Send for DiskSnapshot {}
-
 impl DiskAdapter {
-    /// Builds both views and calls `f` with them.
-    fn with_views<R>(
-        inst: &mut Instance<abi::DiskTable>,
-        snap: &mut Snapshot,
-        files: &mut DiskSnapshot,
-        v: &View,
-        call: &str,
-        f: impl FnOnce(
-            &mut Instance<abi::DiskTable>,
-            &abi::View,
-            &abi::DiskView,
-            &mut DiskSnapshot,
-            &mut abi::ErrBuf,
-        ) -> (u32, R),
-    ) -> PolicyResult<R> {
-        let view = snap.build(v)?;
-        let disk = files.build(v);
-        let mut eb = inst.errbuf();
-        let (s, r) = f(inst, &view, &disk, files, &mut eb);
-        inst.check(s, &eb, call)?;
-        Ok(r)
-    }
-
     fn borrow(&self) -> PolicyResult<std::cell::RefMut<'_, (Instance<abi::DiskTable>, Snapshot)>> {
         self.inner
             .try_borrow_mut()
             .map_err(|_| PolicyError::new("a plugin disk manager was called re-entrantly"))
+    }
+
+    /// Calls `make_room` (`Some((project, bytes))`) or `poll` (`None`).
+    fn plan(&mut self, v: &View, room: Option<(usize, f64)>) -> PolicyResult<DiskPlan> {
+        let (inst, snap) = self.inner.get_mut();
+        let view = snap.build(v)?;
+        // Room for one id per job and one per file.
+        self.delete_jobs.clear();
+        self.delete_jobs.resize(v.jobs().len(), 0);
+        self.delete_files.clear();
+        self.delete_files.resize(v.disk().files.len(), 0);
+        let mut out = abi::DiskPlanOut {
+            size: size_of::<abi::DiskPlanOut>(),
+            minor: abi::ABI_MINOR,
+            delete_jobs: abi::ArrayOut::new(&mut self.delete_jobs),
+            delete_files: abi::ArrayOut::new(&mut self.delete_files),
+            suspend: 0,
+        };
+        let mut eb = inst.errbuf();
+        // SAFETY: as in `CpuAdapter::schedule`; the plan's arrays describe
+        // `delete_jobs` and `delete_files`, live and writable.
+        let (st, call) = unsafe {
+            match room {
+                Some((p, bytes)) => (
+                    (inst.table.make_room)(inst.state, &view, p, bytes, &mut out, &mut eb),
+                    "make_room",
+                ),
+                None => (
+                    (inst.table.poll)(inst.state, &view, &mut out, &mut eb),
+                    "poll",
+                ),
+            }
+        };
+        inst.check(st, &eb, call)?;
+        let (nj, nf) = (out.delete_jobs.len, out.delete_files.len);
+        Ok(DiskPlan {
+            delete_jobs: self.delete_jobs[..nj.min(self.delete_jobs.len())].to_vec(),
+            delete_files: self.delete_files[..nf.min(self.delete_files.len())].to_vec(),
+            suspend: out.suspend != 0,
+        })
     }
 }
 
@@ -1045,67 +1078,106 @@ impl DiskManager for DiskAdapter {
         Ok(out)
     }
 
-    fn enforces(&self, _v: &View) -> PolicyResult<bool> {
+    fn enforces(&self, v: &View) -> PolicyResult<bool> {
         let mut g = self.borrow()?;
-        let inst = &mut g.0;
+        let (inst, snap) = &mut *g;
+        let view = snap.build(v)?;
         let mut out = 0u8;
         let mut eb = inst.errbuf();
-        // SAFETY: the state is live; `out` and `eb` are valid.
-        let st = unsafe { (inst.table.enforces)(inst.state, &mut out, &mut eb) };
+        // SAFETY: as in `CpuAdapter::schedule`; `out` is valid.
+        let st = unsafe { (inst.table.enforces)(inst.state, &view, &mut out, &mut eb) };
         inst.check(st, &eb, "enforces")?;
         Ok(out != 0)
     }
 
     fn make_room(&mut self, v: &View, project: usize, bytes: f64) -> PolicyResult<DiskPlan> {
-        let (inst, snap) = self.inner.get_mut();
-        let Some(call) = disk_call!(inst.table, make_room) else {
-            return Ok(DiskPlan::default());
-        };
-        let files = &mut self.files;
-        DiskAdapter::with_views(inst, snap, files, v, "make_room", |inst, av, d, fs, eb| {
-            let mut out = fs.plan_out(v);
-            // SAFETY: as in `CpuAdapter::schedule`; the plan buffers hold
-            // `jobs_cap` and `files_cap` ids.
-            let s = unsafe { call(inst.state, av, d, project, bytes, &mut out, eb) };
-            (s, fs.plan(&out))
-        })
+        self.plan(v, Some((project, bytes)))
     }
 
     fn poll(&mut self, v: &View) -> PolicyResult<DiskPlan> {
-        let (inst, snap) = self.inner.get_mut();
-        let Some(call) = disk_call!(inst.table, poll) else {
-            return Ok(DiskPlan::default());
-        };
-        let files = &mut self.files;
-        DiskAdapter::with_views(inst, snap, files, v, "poll", |inst, av, d, fs, eb| {
-            let mut out = fs.plan_out(v);
-            // SAFETY: as in `make_room`.
-            let s = unsafe { call(inst.state, av, d, &mut out, eb) };
-            (s, fs.plan(&out))
-        })
+        self.plan(v, None)
     }
 
     fn project_limit(&self, v: &View, project: usize) -> PolicyResult<Option<f64>> {
         let mut g = self.borrow()?;
         let (inst, snap) = &mut *g;
-        let Some(call) = disk_call!(inst.table, project_limit) else {
-            return Ok(None);
-        };
-        // `project_limit` takes `&self`: its own buffers for the files.
-        let mut files = DiskSnapshot::default();
-        let x = DiskAdapter::with_views(
-            inst,
-            snap,
-            &mut files,
-            v,
-            "project_limit",
-            |inst, av, d, _, eb| {
-                let mut out = f64::NAN;
-                // SAFETY: as in `free_space`.
-                let s = unsafe { call(inst.state, av, d, project, &mut out, eb) };
-                (s, out)
-            },
-        )?;
-        Ok((!x.is_nan()).then_some(x))
+        let view = snap.build(v)?;
+        let mut out = f64::NAN;
+        let mut eb = inst.errbuf();
+        // SAFETY: as in `CpuAdapter::schedule`; `out` is valid.
+        let s =
+            unsafe { (inst.table.project_limit)(inst.state, &view, project, &mut out, &mut eb) };
+        inst.check(s, &eb, "project_limit")?;
+        Ok((!out.is_nan()).then_some(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    extern "C" fn no_table(_i: usize) -> Option<&'static abi::CpuTable> {
+        None
+    }
+
+    fn export(major: u32, minor: u32) -> abi::Export<abi::CpuTable> {
+        abi::Export {
+            abi_version: major,
+            abi_minor: minor,
+            size: std::mem::size_of::<abi::Export<abi::CpuTable>>() as u32,
+            rustc: abi::StaticStr::new(abi::RUSTC_VERSION),
+            plugin: abi::StaticStr::new("test-plugin 1.0"),
+            count: 0,
+            table: no_table,
+        }
+    }
+
+    #[test]
+    fn an_export_of_this_version_is_accepted() {
+        let m = check_export("libx.so", "cpu", &export(abi::ABI_VERSION, abi::ABI_MINOR)).unwrap();
+        assert_eq!(m.crate_name, "test-plugin 1.0");
+        assert_eq!(m.minor, abi::ABI_MINOR);
+    }
+
+    #[test]
+    fn a_newer_minor_is_refused_naming_both() {
+        let e = check_export(
+            "libx.so",
+            "cpu",
+            &export(abi::ABI_VERSION, abi::ABI_MINOR + 1),
+        )
+        .err()
+        .unwrap();
+        let (v, m) = (abi::ABI_VERSION, abi::ABI_MINOR);
+        assert!(
+            e.starts_with(&format!(
+                "`libx.so` was built for vcsim's plugin ABI {v}.{}, newer than this vcsim's ABI \
+                 {v}.{m}",
+                m + 1
+            )),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn another_major_is_refused_with_the_sdk_to_rebuild_against() {
+        let e = check_export("libx.so", "cpu", &export(1, 0)).err().unwrap();
+        assert_eq!(
+            e,
+            format!(
+                "`libx.so` was built for vcsim's plugin ABI 1; this vcsim speaks ABI {}: rebuild \
+                 it against vcsim-dylib-sdk {} (see the changelog)",
+                abi::ABI_VERSION,
+                abi::SDK_VERSION
+            )
+        );
+    }
+
+    #[test]
+    fn a_short_export_is_refused() {
+        let mut ex = export(abi::ABI_VERSION, abi::ABI_MINOR);
+        ex.size -= 8;
+        let e = check_export("libx.so", "cpu", &ex).err().unwrap();
+        assert!(e.contains("its cpu export is"), "{e}");
     }
 }

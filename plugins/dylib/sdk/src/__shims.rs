@@ -1,12 +1,15 @@
 //! The `extern "C"` functions behind the tables the export macros build.
 //!
-//! This is the SDK's only unsafe code. Each function trusts what the ABI
-//! promises of the host (`vcsim-dylib-abi`, rule 5 and the table
-//! functions' contract): the views and buffers are valid for the call and
-//! `state` is a live state of this table used by one thread at a time.
-//! Every body runs under `catch_unwind`, so no panic crosses the boundary.
+//! With `strided`, this is the SDK's only unsafe code. Each function trusts
+//! what the ABI promises of the host (`vcsim-dylib-abi`, rule 5 and the
+//! table functions' contract): the views and buffers are valid for the call
+//! and `state` is a live state of this table used by one thread at a time.
+//! Every body runs under `catch_unwind`, so no panic crosses the boundary;
+//! a view that breaks the ABI's size rules is a panic caught the same way.
 
-use crate::abi::{self, ErrBuf, State, StaticStr, Str};
+use crate::abi::{self, ArrayOut, ErrBuf, State, StaticStr};
+use crate::strided::{str_in, Strided};
+use crate::view::{EstimateView, ServerRequest, View};
 use crate::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -23,7 +26,7 @@ enum Fail {
 
 impl From<PolicyError> for Fail {
     fn from(e: PolicyError) -> Fail {
-        Fail::Policy(e.0)
+        Fail::Policy(e.message)
     }
 }
 
@@ -33,7 +36,8 @@ fn write_err(err: &mut ErrBuf, msg: &str) {
         n -= 1;
     }
     if n > 0 && !err.ptr.is_null() {
-        // SAFETY: the host's buffer holds `cap` bytes (ABI rule 5).
+        // SAFETY: the host's buffer holds `cap` bytes (ABI rule 5), and
+        // `n <= cap`.
         unsafe { std::ptr::copy_nonoverlapping(msg.as_ptr(), err.ptr, n) };
     }
     err.len = n;
@@ -69,51 +73,48 @@ fn guard(err: &mut ErrBuf, f: impl FnOnce() -> Result<(), Fail>) -> u32 {
     }
 }
 
-/// A string of a host view (valid for the call: ABI rule 5).
-pub(crate) fn str_of<'a>(s: Str) -> &'a str {
-    if s.ptr.is_null() || s.len == 0 {
-        return "";
-    }
-    // SAFETY: host strings in views are valid UTF-8 for the call; the
-    // lifetime is bounded by the view the caller borrowed it from.
-    let b = unsafe { std::slice::from_raw_parts(s.ptr, s.len) };
-    std::str::from_utf8(b).unwrap_or("")
+/// Panics unless the host's struct is at least as long as this SDK's (a
+/// host never passes a shorter one: it refuses plugins of a newer minor,
+/// and every minor's struct holds the earlier minors').
+fn check_size<T>(size: u32, minor: u32, what: &str) {
+    let need = std::mem::size_of::<T>();
+    assert!(
+        size as usize >= need,
+        "vcsim passed a {what} of {size} bytes (ABI {}.{minor}); this plugin's is {need} bytes \
+         (ABI {}.{}): host and plugin disagree on the ABI",
+        abi::ABI_VERSION,
+        abi::ABI_VERSION,
+        abi::ABI_MINOR
+    );
 }
 
 /// # Safety
-/// `ptr` points to `len` valid `T` for `'a` (or `len` is 0).
-unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
-    if len == 0 || ptr.is_null() {
-        &[]
-    } else {
-        // SAFETY: the caller's contract.
-        unsafe { std::slice::from_raw_parts(ptr, len) }
-    }
-}
-
-/// # Safety
-/// A host view, valid for `'a`.
-unsafe fn view<'a>(raw: &'a abi::View) -> View<'a> {
-    let nrsc = raw.host.nrsc;
-    // SAFETY: the ABI's layout of a view (counts beside each pointer).
+/// A host view, valid for `'a` (ABI rule 5).
+unsafe fn view(raw: &abi::View) -> View<'_> {
+    check_size::<abi::View>(raw.size, raw.minor, "view");
+    // SAFETY: the ABI's layout of a view: every array describes its
+    // elements, valid for the call.
     unsafe {
         View {
             raw,
-            rsc: slice(raw.rsc, nrsc),
-            projects: slice(raw.projects, raw.nprojects),
-            project_rsc: slice(raw.project_rsc, raw.nprojects * nrsc),
-            jobs: slice(raw.jobs, raw.njobs),
+            rsc: Strided::from_abi(&raw.rsc, "resources"),
+            projects: Strided::from_abi(&raw.projects, "projects"),
+            apps: Strided::from_abi(&raw.apps, "apps"),
+            project_rsc: Strided::from_abi(&raw.project_rsc, "project resources"),
+            jobs: Strided::from_abi(&raw.jobs, "jobs"),
+            files: Strided::from_abi(&raw.files, "files"),
         }
     }
 }
 
 /// # Safety
 /// As [`view`].
-unsafe fn estimate_view<'a>(raw: &'a abi::EstimateView) -> EstimateView<'a> {
+unsafe fn estimate_view(raw: &abi::EstimateView) -> EstimateView<'_> {
+    check_size::<abi::EstimateView>(raw.size, raw.minor, "estimator's view");
     EstimateView {
         raw,
-        // SAFETY: `host.nrsc` entries.
-        rsc: unsafe { slice(raw.rsc, raw.host.nrsc) },
+        // SAFETY: the ABI's layout of an estimator's view.
+        rsc: unsafe { Strided::from_abi(&raw.rsc, "resources") },
     }
 }
 
@@ -123,33 +124,67 @@ unsafe fn request_in(r: &abi::RequestIn) -> WorkRequest {
     WorkRequest {
         project: r.project,
         work_req_seconds: r.work_req_seconds,
-        // SAFETY: `nrsc` entries.
-        rsc: unsafe { slice(r.rsc, r.nrsc) }.to_vec(),
+        // SAFETY: the request's array describes its elements.
+        rsc: unsafe { Strided::from_abi(&r.rsc, "request resources") }
+            .iter()
+            .copied()
+            .collect(),
     }
+}
+
+/// Writes `items` into the host buffer `out` and sets its length.
+fn write_out<T>(
+    out: &mut ArrayOut<T>,
+    items: impl ExactSizeIterator<Item = T>,
+    what: &str,
+) -> Result<(), Fail> {
+    out.len = 0;
+    let n = items.len();
+    if n > out.cap {
+        return Err(Fail::Overflow(format!(
+            "the {what} has {n} entries, more than the host's room for {}",
+            out.cap
+        )));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let (size, align) = (std::mem::size_of::<T>(), std::mem::align_of::<T>());
+    if out.ptr.is_null()
+        || out.stride < size
+        || !out.stride.is_multiple_of(align)
+        || !(out.ptr as usize).is_multiple_of(align)
+    {
+        return Err(Fail::Overflow(format!(
+            "the host's buffer for the {what} has a stride of {} bytes; this plugin's entries are \
+             {size}: host and plugin disagree on the ABI",
+            out.stride
+        )));
+    }
+    for (i, x) in items.enumerate() {
+        // SAFETY: `i < n <= cap`: element `i` of the host's buffer starts
+        // `i * stride` bytes after `ptr` (ABI rule 5), is aligned (checked)
+        // and has room for a `T` (stride >= size); the host filled it with
+        // defaults, and a plugin writes the prefix it knows.
+        unsafe { (out.ptr.cast::<u8>().add(i * out.stride) as *mut T).write(x) };
+    }
+    out.len = n;
+    Ok(())
 }
 
 fn request_out(req: Option<WorkRequest>, out: &mut abi::RequestOut) -> Result<(), Fail> {
     out.present = 0;
     let Some(r) = req else { return Ok(()) };
-    if r.rsc.len() > out.nrsc {
-        return Err(Fail::Overflow(format!(
-            "the request has {} resources, the host {}",
-            r.rsc.len(),
-            out.nrsc
-        )));
-    }
+    write_out(&mut out.rsc, r.rsc.iter().copied(), "request")?;
     out.present = 1;
     out.project = r.project;
     out.work_req_seconds = r.work_req_seconds;
-    for (i, x) in r.rsc.iter().enumerate() {
-        // SAFETY: `i < nrsc`, the host buffer's length.
-        unsafe { *out.rsc.add(i) = *x };
-    }
     Ok(())
 }
 
 /// # Safety
-/// `state` is a live `Holder<T>` of this table (ABI contract).
+/// `state` is a live `Holder<T>` of this table, used by this thread only
+/// during the call (ABI rules 4 and 8).
 unsafe fn holder<'a, T>(state: State) -> &'a mut Holder<T> {
     // SAFETY: the caller's contract.
     unsafe { &mut *(state as *mut Holder<T>) }
@@ -192,7 +227,6 @@ pub unsafe extern "C" fn destroy<T: 'static>(state: State) {
 macro_rules! head {
     ($t:ty, $name:expr, $summary:expr, $table:ty) => {
         (
-            abi::ABI_VERSION,
             std::mem::size_of::<$table>() as u32,
             StaticStr::new($name),
             StaticStr::new($summary),
@@ -207,35 +241,24 @@ macro_rules! head {
 unsafe extern "C" fn cpu_schedule<T: CpuScheduler>(
     state: State,
     view_: &abi::View,
-    out: &mut abi::RunOut,
+    out: &mut ArrayOut<abi::RunEntry>,
     err: &mut ErrBuf,
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let v = unsafe { view(view_) };
     guard(err, || {
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { view(view_) };
         h.runlist.clear();
         h.policy.schedule(&v, &mut h.runlist)?;
-        if h.runlist.len() > out.cap {
-            return Err(Fail::Overflow(format!(
-                "the run list has {} entries, more than the {} jobs on the host",
-                h.runlist.len(),
-                out.cap
-            )));
-        }
-        for (i, (job, mode)) in h.runlist.jobs.iter().enumerate() {
-            let e = abi::RunEntry {
-                job: *job,
-                mode: match mode {
-                    RunMode::RoundRobin => abi::MODE_ROUND_ROBIN,
-                    RunMode::Deadline => abi::MODE_DEADLINE,
-                },
-            };
-            // SAFETY: `i < cap`, the host buffer's length.
-            unsafe { *out.ptr.add(i) = e };
-        }
-        out.len = h.runlist.len();
-        Ok(())
+        let entries = h.runlist.jobs.iter().map(|(job, mode)| abi::RunEntry {
+            job: *job,
+            mode: match mode {
+                RunMode::RoundRobin => abi::MODE_ROUND_ROBIN,
+                RunMode::Deadline => abi::MODE_DEADLINE,
+            },
+        });
+        write_out(out, entries, "run list")
     })
 }
 
@@ -243,10 +266,8 @@ pub const fn cpu_table<T: CpuScheduler + Default>(
     name: &'static str,
     summary: &'static str,
 ) -> abi::CpuTable {
-    let (abi_version, size, name, summary, create, destroy) =
-        head!(T, name, summary, abi::CpuTable);
+    let (size, name, summary, create, destroy) = head!(T, name, summary, abi::CpuTable);
     abi::CpuTable {
-        abi_version,
         size,
         name,
         summary,
@@ -265,8 +286,11 @@ unsafe extern "C" fn fetch_account<T: WorkFetcher>(
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let v = unsafe { view(view_) };
-    guard(err, || Ok(h.policy.account(&v)?))
+    guard(err, || {
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { view(view_) };
+        Ok(h.policy.account(&v)?)
+    })
 }
 
 unsafe extern "C" fn fetch_request<T: WorkFetcher>(
@@ -277,8 +301,11 @@ unsafe extern "C" fn fetch_request<T: WorkFetcher>(
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let v = unsafe { view(view_) };
-    guard(err, || request_out(h.policy.request(&v)?, out))
+    guard(err, || {
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { view(view_) };
+        request_out(h.policy.request(&v)?, out)
+    })
 }
 
 unsafe extern "C" fn fetch_piggyback<T: WorkFetcher>(
@@ -290,8 +317,39 @@ unsafe extern "C" fn fetch_piggyback<T: WorkFetcher>(
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let v = unsafe { view(view_) };
-    guard(err, || request_out(h.policy.piggyback(&v, project)?, out))
+    guard(err, || {
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { view(view_) };
+        request_out(h.policy.piggyback(&v, project)?, out)
+    })
+}
+
+/// # Safety
+/// A host reply, valid for the call.
+unsafe fn reply_of(reply: &abi::Reply) -> RpcReply {
+    check_size::<abi::Reply>(reply.size, reply.minor, "reply");
+    // SAFETY: the reply's arrays describe their elements.
+    let (request, rsc) = unsafe {
+        (
+            request_in(&reply.request),
+            Strided::from_abi(&reply.rsc, "reply resources"),
+        )
+    };
+    RpcReply {
+        project: reply.project,
+        request,
+        reached: reply.reached != 0,
+        jobs: rsc.iter().map(|r| r.jobs).collect(),
+        rsc_status: rsc
+            .iter()
+            .map(|r| match r.status {
+                abi::RSC_STATUS_WORK_RETURNED => RscStatus::WorkReturned,
+                abi::RSC_STATUS_NO_WORK_BUT_SUPPORTED => RscStatus::NoWorkButSupported,
+                abi::RSC_STATUS_NOT_SUPPORTED => RscStatus::NotSupported,
+                _ => RscStatus::Unknown,
+            })
+            .collect(),
+    }
 }
 
 unsafe extern "C" fn fetch_on_reply<T: WorkFetcher>(
@@ -302,36 +360,25 @@ unsafe extern "C" fn fetch_on_reply<T: WorkFetcher>(
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let v = unsafe { view(view_) };
-    let r = unsafe {
-        RpcReply {
-            project: reply.project,
-            request: request_in(&reply.request),
-            reached: reply.reached != 0,
-            jobs: slice(reply.jobs, reply.nrsc).to_vec(),
-            rsc_status: slice(reply.rsc_status, reply.nrsc)
-                .iter()
-                .map(|s| match *s {
-                    abi::RSC_STATUS_WORK_RETURNED => RscStatus::WorkReturned,
-                    abi::RSC_STATUS_NO_WORK_BUT_SUPPORTED => RscStatus::NoWorkButSupported,
-                    abi::RSC_STATUS_NOT_SUPPORTED => RscStatus::NotSupported,
-                    _ => RscStatus::Unknown,
-                })
-                .collect(),
-        }
-    };
-    guard(err, || Ok(h.policy.on_reply(&v, &r)?))
+    guard(err, || {
+        // SAFETY: the ABI contract (module docs).
+        let (v, r) = unsafe { (view(view_), reply_of(reply)) };
+        Ok(h.policy.on_reply(&v, &r)?)
+    })
 }
 
 unsafe extern "C" fn fetch_backoff<T: WorkFetcher>(
     state: State,
+    view_: &abi::View,
     out: &mut u8,
     err: &mut ErrBuf,
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
     guard(err, || {
-        *out = h.policy.backoff_on_empty_reply() as u8;
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { view(view_) };
+        *out = h.policy.backoff_on_empty_reply(&v)? as u8;
         Ok(())
     })
 }
@@ -340,10 +387,8 @@ pub const fn fetch_table<T: WorkFetcher + Default>(
     name: &'static str,
     summary: &'static str,
 ) -> abi::FetchTable {
-    let (abi_version, size, name, summary, create, destroy) =
-        head!(T, name, summary, abi::FetchTable);
+    let (size, name, summary, create, destroy) = head!(T, name, summary, abi::FetchTable);
     abi::FetchTable {
-        abi_version,
         size,
         name,
         summary,
@@ -359,36 +404,41 @@ pub const fn fetch_table<T: WorkFetcher + Default>(
 
 // ---------------------------------------------------------------- send
 
+/// # Safety
+/// A host request, valid for `'a`.
+unsafe fn server_request(req: &abi::ServerRequest) -> ServerRequest<'_> {
+    check_size::<abi::ServerRequest>(req.size, req.minor, "server request");
+    // SAFETY: the request's arrays describe their elements.
+    unsafe {
+        ServerRequest {
+            now: req.now,
+            project: req.project,
+            project_name: str_in(req, req.project_name),
+            latency_bound: req.latency_bound,
+            host: &req.host,
+            rsc: Strided::from_abi(&req.rsc, "resources"),
+            request: request_in(&req.request),
+            dcf: req.dcf,
+            work_buf_min: req.work_buf_min,
+            workload: Strided::from_abi(&req.workload, "workload"),
+            free_bytes: req.free_bytes,
+        }
+    }
+}
+
 unsafe extern "C" fn send_consider<T: WorkSender>(
     state: State,
     req: &abi::ServerRequest,
-    sent: *const abi::Candidate,
-    nsent: usize,
+    sent: &abi::Array<abi::Candidate>,
     cand: &abi::Candidate,
     out: &mut u8,
     err: &mut ErrBuf,
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let (r, sent) = unsafe {
-        (
-            ServerRequest {
-                now: req.now,
-                project: req.project,
-                project_name: str_of(req.project_name),
-                latency_bound: req.latency_bound,
-                host: &req.host,
-                rsc: slice(req.rsc, req.host.nrsc),
-                request: request_in(&req.request),
-                dcf: req.dcf,
-                work_buf_min: req.work_buf_min,
-                workload: slice(req.workload, req.nworkload),
-                free_bytes: req.free_bytes,
-            },
-            slice(sent, nsent),
-        )
-    };
     guard(err, || {
+        // SAFETY: the ABI contract (module docs).
+        let (r, sent) = unsafe { (server_request(req), Strided::from_abi(sent, "candidates")) };
         *out = match h.policy.consider(&r, sent, cand)? {
             Verdict::Send => abi::VERDICT_SEND,
             Verdict::Skip => abi::VERDICT_SKIP,
@@ -402,10 +452,8 @@ pub const fn send_table<T: WorkSender + Default>(
     name: &'static str,
     summary: &'static str,
 ) -> abi::SendTable {
-    let (abi_version, size, name, summary, create, destroy) =
-        head!(T, name, summary, abi::SendTable);
+    let (size, name, summary, create, destroy) = head!(T, name, summary, abi::SendTable);
     abi::SendTable {
-        abi_version,
         size,
         name,
         summary,
@@ -426,8 +474,9 @@ unsafe extern "C" fn est_remaining<T: CompletionEstimator>(
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let v = unsafe { estimate_view(view_) };
     guard(err, || {
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { estimate_view(view_) };
         *out = h.policy.remaining_seconds(&v, job)?;
         Ok(())
     })
@@ -435,6 +484,7 @@ unsafe extern "C" fn est_remaining<T: CompletionEstimator>(
 
 unsafe extern "C" fn est_correction<T: CompletionEstimator>(
     state: State,
+    view_: &abi::EstimateView,
     project: usize,
     out: &mut f64,
     err: &mut ErrBuf,
@@ -442,7 +492,9 @@ unsafe extern "C" fn est_correction<T: CompletionEstimator>(
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
     guard(err, || {
-        *out = h.policy.correction(project);
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { estimate_view(view_) };
+        *out = h.policy.correction(&v, project)?;
         Ok(())
     })
 }
@@ -455,18 +507,19 @@ unsafe extern "C" fn est_finished<T: CompletionEstimator>(
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let v = unsafe { estimate_view(view_) };
-    guard(err, || Ok(h.policy.on_job_finished(&v, job)?))
+    guard(err, || {
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { estimate_view(view_) };
+        Ok(h.policy.on_job_finished(&v, job)?)
+    })
 }
 
 pub const fn estimate_table<T: CompletionEstimator + Default>(
     name: &'static str,
     summary: &'static str,
 ) -> abi::EstimateTable {
-    let (abi_version, size, name, summary, create, destroy) =
-        head!(T, name, summary, abi::EstimateTable);
+    let (size, name, summary, create, destroy) = head!(T, name, summary, abi::EstimateTable);
     abi::EstimateTable {
-        abi_version,
         size,
         name,
         summary,
@@ -489,8 +542,9 @@ unsafe extern "C" fn disk_free<T: DiskManager>(
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let v = unsafe { view(view_) };
     guard(err, || {
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { view(view_) };
         *out = h.policy.free_space(&v, project)?;
         Ok(())
     })
@@ -498,66 +552,37 @@ unsafe extern "C" fn disk_free<T: DiskManager>(
 
 unsafe extern "C" fn disk_enforces<T: DiskManager>(
     state: State,
+    view_: &abi::View,
     out: &mut u8,
     err: &mut ErrBuf,
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
     guard(err, || {
-        *out = h.policy.enforces() as u8;
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { view(view_) };
+        *out = h.policy.enforces(&v)? as u8;
         Ok(())
     })
 }
 
-/// # Safety
-/// A host disk view, valid for `'a`, of a view of `nprojects` projects.
-unsafe fn disk_view<'a>(raw: &'a abi::DiskView, nprojects: usize) -> DiskView<'a> {
-    // SAFETY: the ABI's layout of a disk view (counts beside each pointer).
-    unsafe {
-        DiskView {
-            raw,
-            files: slice(raw.files, raw.nfiles),
-            deletion_policy: slice(raw.deletion_policy, nprojects),
-        }
-    }
-}
-
 fn plan_out(plan: DiskPlan, out: &mut abi::DiskPlanOut) -> Result<(), Fail> {
-    out.jobs_len = 0;
-    out.files_len = 0;
-    out.fits = plan.fits as u8;
     out.suspend = plan.suspend as u8;
-    if plan.delete_jobs.len() > out.jobs_cap || plan.delete_files.len() > out.files_cap {
-        return Err(Fail::Overflow(format!(
-            "the plan deletes {} jobs and {} files, the host has {} and {}",
-            plan.delete_jobs.len(),
-            plan.delete_files.len(),
-            out.jobs_cap,
-            out.files_cap
-        )));
-    }
-    for (ids, ptr, len) in [
-        (&plan.delete_jobs, out.delete_jobs, &mut out.jobs_len),
-        (&plan.delete_files, out.delete_files, &mut out.files_len),
-    ] {
-        if !ids.is_empty() && !ptr.is_null() {
-            // SAFETY: the host's buffer holds `cap` ids (ABI rule 5),
-            // checked above.
-            unsafe { std::ptr::copy_nonoverlapping(ids.as_ptr(), ptr, ids.len()) };
-            *len = ids.len();
-        } else if !ids.is_empty() {
-            return Err(Fail::Overflow(
-                "the host gave no buffer for the plan".into(),
-            ));
-        }
-    }
-    Ok(())
+    write_out(
+        &mut out.delete_jobs,
+        plan.delete_jobs.iter().copied(),
+        "plan's jobs",
+    )?;
+    write_out(
+        &mut out.delete_files,
+        plan.delete_files.iter().copied(),
+        "plan's files",
+    )
 }
 
 unsafe extern "C" fn disk_make_room<T: DiskManager>(
     state: State,
     view_: &abi::View,
-    disk: &abi::DiskView,
     project: usize,
     bytes: f64,
     out: &mut abi::DiskPlanOut,
@@ -565,10 +590,10 @@ unsafe extern "C" fn disk_make_room<T: DiskManager>(
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let v = unsafe { view(view_) };
-    let d = unsafe { disk_view(disk, view_.nprojects) };
     guard(err, || {
-        let plan = h.policy.make_room(&v, &d, project, bytes)?;
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { view(view_) };
+        let plan = h.policy.make_room(&v, project, bytes)?;
         plan_out(plan, out)
     })
 }
@@ -576,16 +601,15 @@ unsafe extern "C" fn disk_make_room<T: DiskManager>(
 unsafe extern "C" fn disk_poll<T: DiskManager>(
     state: State,
     view_: &abi::View,
-    disk: &abi::DiskView,
     out: &mut abi::DiskPlanOut,
     err: &mut ErrBuf,
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let v = unsafe { view(view_) };
-    let d = unsafe { disk_view(disk, view_.nprojects) };
     guard(err, || {
-        let plan = h.policy.poll(&v, &d)?;
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { view(view_) };
+        let plan = h.policy.poll(&v)?;
         plan_out(plan, out)
     })
 }
@@ -593,17 +617,16 @@ unsafe extern "C" fn disk_poll<T: DiskManager>(
 unsafe extern "C" fn disk_project_limit<T: DiskManager>(
     state: State,
     view_: &abi::View,
-    disk: &abi::DiskView,
     project: usize,
     out: &mut f64,
     err: &mut ErrBuf,
 ) -> u32 {
     // SAFETY: the ABI contract (module docs).
     let h = unsafe { holder::<T>(state) };
-    let v = unsafe { view(view_) };
-    let d = unsafe { disk_view(disk, view_.nprojects) };
     guard(err, || {
-        *out = h.policy.project_limit(&v, &d, project).unwrap_or(f64::NAN);
+        // SAFETY: the ABI contract (module docs).
+        let v = unsafe { view(view_) };
+        *out = h.policy.project_limit(&v, project)?.unwrap_or(f64::NAN);
         Ok(())
     })
 }
@@ -612,10 +635,8 @@ pub const fn disk_table<T: DiskManager + Default>(
     name: &'static str,
     summary: &'static str,
 ) -> abi::DiskTable {
-    let (abi_version, size, name, summary, create, destroy) =
-        head!(T, name, summary, abi::DiskTable);
+    let (size, name, summary, create, destroy) = head!(T, name, summary, abi::DiskTable);
     abi::DiskTable {
-        abi_version,
         size,
         name,
         summary,

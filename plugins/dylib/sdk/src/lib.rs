@@ -30,33 +30,66 @@
 //! The plugin never sees vcsim's Rust types: the host hands it `#[repr(C)]`
 //! views (see `vcsim-dylib-abi`), which this crate wraps into safe,
 //! borrowed snapshot types ([`View`], [`EstimateView`], [`ServerRequest`],
-//! [`DiskView`]).
+//! [`DiskView`]). Arrays of the host come as [`Strided`] (a slice whose
+//! elements may be longer than this SDK knows, when a newer vcsim passes
+//! them): index them, `get`, `iter` them as slices.
 //! Times are in simulated seconds; projects and resources are indices.
+//!
+//! Every method may fail: an error ([`PolicyError::new`]) or a panic ends
+//! the run with a message naming the plugin, the policy, the call and the
+//! simulated time. A policy that draws at random takes its numbers from
+//! [`View::rng`] (named streams of the run's seed), so that runs stay
+//! reproducible and a pure method (`request`, `remaining_seconds`) draws
+//! the same numbers for the same view.
+//!
+//! This SDK speaks ABI version [`abi::ABI_VERSION`].[`abi::ABI_MINOR`]; a
+//! vcsim of the same major version and the same or a later minor loads
+//! its plugins.
 //!
 //! # Safety
 //!
-//! This crate denies unsafe code except in its hidden `__shims` module: the
+//! This crate denies unsafe code except in the module of [`Strided`] (reads
+//! of the host's arrays and strings) and in its hidden `__shims` module: the
 //! generic `extern "C"` functions the export macros instantiate, which turn
-//! the host's pointers into slices, catch every panic and write decisions
+//! the host's pointers into views, catch every panic and write decisions
 //! into the host's buffers. Authors write no unsafe code.
 
 #![deny(unsafe_code)]
 
+pub use rand::Rng;
 pub use vcsim_dylib_abi as abi;
 pub use vcsim_dylib_abi::{
     Candidate, File, Host, Job, Prefs, ProjectRsc, ReportedJob, RscInfo, RscRequest, FILE_INPUT,
     FILE_OUTPUT, FILE_STICKY, JOB_FINISHED, JOB_PREEMPTED, JOB_QUEUED, JOB_RUNNING, NO_JOB,
 };
+pub use vcsim_rng::SimRng;
+
+#[allow(unsafe_code)]
+mod strided;
+mod view;
+
+pub use strided::{Iter, Strided};
+pub use view::{App, DeletionPolicy, DiskView, EstimateView, Project, ServerRequest, View};
 
 use std::fmt;
 
-/// An error raised by a policy.
+/// An error raised by a policy: it ends the run, with its message.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PolicyError(pub String);
+pub struct PolicyError {
+    pub message: String,
+}
+
+impl PolicyError {
+    pub fn new(message: impl Into<String>) -> PolicyError {
+        PolicyError {
+            message: message.into(),
+        }
+    }
+}
 
 impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -64,13 +97,13 @@ impl std::error::Error for PolicyError {}
 
 impl From<String> for PolicyError {
     fn from(s: String) -> Self {
-        PolicyError(s)
+        PolicyError::new(s)
     }
 }
 
 impl From<&str> for PolicyError {
     fn from(s: &str) -> Self {
-        PolicyError(s.to_string())
+        PolicyError::new(s)
     }
 }
 
@@ -104,159 +137,6 @@ impl RunList {
     }
     pub fn is_empty(&self) -> bool {
         self.jobs.is_empty()
-    }
-}
-
-/// A borrowed view of the client's state at one (possibly projected) time.
-#[derive(Clone, Copy)]
-pub struct View<'a> {
-    raw: &'a abi::View,
-    rsc: &'a [RscInfo],
-    projects: &'a [abi::Project],
-    project_rsc: &'a [ProjectRsc],
-    jobs: &'a [Job],
-}
-
-impl<'a> View<'a> {
-    /// The view's simulated time.
-    pub fn now(&self) -> f64 {
-        self.raw.now
-    }
-    pub fn host(&self) -> &'a Host {
-        &self.raw.host
-    }
-    pub fn prefs(&self) -> &'a Prefs {
-        &self.raw.prefs
-    }
-    /// Number of resources (CPU + GPU types).
-    pub fn nrsc(&self) -> usize {
-        self.rsc.len()
-    }
-    pub fn rsc(&self, r: usize) -> &'a RscInfo {
-        &self.rsc[r]
-    }
-    pub fn rsc_name(&self, r: usize) -> &'a str {
-        __shims::str_of(self.rsc[r].name)
-    }
-    pub fn nprojects(&self) -> usize {
-        self.projects.len()
-    }
-    pub fn project(&self, p: usize) -> Project<'a> {
-        Project {
-            raw: &self.projects[p],
-            rsc: &self.project_rsc[p * self.rsc.len()..(p + 1) * self.rsc.len()],
-        }
-    }
-    pub fn projects(&self) -> impl Iterator<Item = Project<'a>> + 'a {
-        let v = *self;
-        (0..v.projects.len()).map(move |p| v.project(p))
-    }
-    /// Jobs on the host in arrival order.
-    pub fn jobs(&self) -> &'a [Job] {
-        self.jobs
-    }
-    pub fn job(&self, id: u64) -> Option<&'a Job> {
-        self.jobs.iter().find(|j| j.id == id)
-    }
-    /// The host estimator's remaining run time of a job of this view.
-    pub fn remaining_seconds(&self, j: &Job) -> f64 {
-        j.remaining_seconds
-    }
-    pub fn share_fraction(&self, p: usize) -> f64 {
-        self.projects[p].share_fraction
-    }
-    pub fn contactable(&self, p: usize) -> bool {
-        self.projects[p].contactable != 0
-    }
-    pub fn project_has_runnable(&self, p: usize) -> bool {
-        self.projects[p].has_runnable != 0
-    }
-    pub fn usage_seconds(&self, p: usize, r: usize) -> f64 {
-        self.project(p).rsc(r).usage_seconds
-    }
-    pub fn idle_instances(&self, r: usize) -> f64 {
-        self.rsc[r].idle_instances
-    }
-    pub fn on_fraction(&self) -> f64 {
-        self.raw.on_fraction
-    }
-    pub fn available_seconds(&self) -> f64 {
-        self.raw.available_seconds
-    }
-    pub fn host_on(&self) -> bool {
-        self.raw.host_on != 0
-    }
-    pub fn last_schedule(&self) -> f64 {
-        self.raw.last_schedule
-    }
-    pub fn last_rpc(&self) -> Option<f64> {
-        (!self.raw.last_rpc.is_nan()).then_some(self.raw.last_rpc)
-    }
-    pub fn connection_interval(&self) -> f64 {
-        self.raw.connection_interval
-    }
-}
-
-/// One project of a [`View`].
-#[derive(Clone, Copy)]
-pub struct Project<'a> {
-    raw: &'a abi::Project,
-    rsc: &'a [ProjectRsc],
-}
-
-impl<'a> Project<'a> {
-    pub fn name(&self) -> &'a str {
-        __shims::str_of(self.raw.name)
-    }
-    pub fn resource_share(&self) -> f64 {
-        self.raw.resource_share
-    }
-    pub fn share_fraction(&self) -> f64 {
-        self.raw.share_fraction
-    }
-    pub fn latency_bound(&self) -> f64 {
-        self.raw.latency_bound
-    }
-    pub fn exp_avg_cpu(&self) -> f64 {
-        self.raw.exp_avg_cpu
-    }
-    pub fn contactable(&self) -> bool {
-        self.raw.contactable != 0
-    }
-    pub fn has_runnable(&self) -> bool {
-        self.raw.has_runnable != 0
-    }
-    pub fn napps(&self) -> usize {
-        self.raw.napps
-    }
-    pub fn rsc(&self, r: usize) -> &'a ProjectRsc {
-        &self.rsc[r]
-    }
-    /// It has apps for resource `r` on this host.
-    pub fn has_rsc_apps(&self, r: usize) -> bool {
-        self.rsc[r].has_apps != 0
-    }
-}
-
-/// What an estimator sees besides the job (not the other jobs).
-#[derive(Clone, Copy)]
-pub struct EstimateView<'a> {
-    raw: &'a abi::EstimateView,
-    rsc: &'a [RscInfo],
-}
-
-impl<'a> EstimateView<'a> {
-    pub fn now(&self) -> f64 {
-        self.raw.now
-    }
-    pub fn host(&self) -> &'a Host {
-        &self.raw.host
-    }
-    pub fn prefs(&self) -> &'a Prefs {
-        &self.raw.prefs
-    }
-    pub fn rsc(&self, r: usize) -> &'a RscInfo {
-        &self.rsc[r]
     }
 }
 
@@ -294,6 +174,9 @@ impl WorkRequest {
             self.work_req_seconds > 0.0
         }
     }
+    pub fn wants_work(&self) -> bool {
+        self.work_req_seconds > 0.0 || self.per_resource()
+    }
 }
 
 /// The server's three-state answer per resource.
@@ -311,135 +194,24 @@ pub struct RpcReply {
     pub project: usize,
     pub request: WorkRequest,
     pub reached: bool,
+    /// Jobs received, per resource.
     pub jobs: Vec<u32>,
     pub rsc_status: Vec<RscStatus>,
 }
 
-/// What a server sees of a scheduler request.
-#[derive(Clone)]
-pub struct ServerRequest<'a> {
-    pub now: f64,
-    pub project: usize,
-    pub project_name: &'a str,
-    pub latency_bound: f64,
-    pub host: &'a Host,
-    pub rsc: &'a [RscInfo],
-    pub request: WorkRequest,
-    pub dcf: f64,
-    pub work_buf_min: f64,
-    pub workload: &'a [ReportedJob],
-    pub free_bytes: [f64; 3],
+impl RpcReply {
+    pub fn njobs(&self) -> u32 {
+        self.jobs.iter().sum()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Send,
+    /// Not this one; the server may look at another.
     Skip,
+    /// The reply is complete.
     Stop,
-}
-
-/// Which jobs run now (vcsim's `CpuScheduler`).
-pub trait CpuScheduler: Send + 'static {
-    /// `out` starts empty.
-    fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()>;
-}
-
-/// When to ask which project for how much work (vcsim's `WorkFetcher`).
-pub trait WorkFetcher: Send + 'static {
-    fn account(&mut self, _v: &View) -> PolicyResult<()> {
-        Ok(())
-    }
-    /// Must depend only on the view: it is asked at projected future times.
-    fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>>;
-    fn piggyback(&self, _v: &View, _project: usize) -> PolicyResult<Option<WorkRequest>> {
-        Ok(None)
-    }
-    fn on_reply(&mut self, _v: &View, _reply: &RpcReply) -> PolicyResult<()> {
-        Ok(())
-    }
-    fn backoff_on_empty_reply(&self) -> bool {
-        true
-    }
-}
-
-/// Which jobs a server sends (vcsim's `WorkSender`).
-pub trait WorkSender: Send + 'static {
-    fn consider(
-        &mut self,
-        req: &ServerRequest,
-        sent: &[Candidate],
-        cand: &Candidate,
-    ) -> PolicyResult<Verdict>;
-}
-
-/// The remaining run time of a job (vcsim's `CompletionEstimator`).
-pub trait CompletionEstimator: Send + 'static {
-    /// Pure. The job's `remaining_seconds` and `static_estimate` are NaN here.
-    fn remaining_seconds(&self, v: &EstimateView, job: &Job) -> PolicyResult<f64>;
-    fn correction(&self, _project: usize) -> f64 {
-        1.0
-    }
-    fn on_job_finished(&mut self, _v: &EstimateView, _job: &Job) -> PolicyResult<()> {
-        Ok(())
-    }
-}
-
-/// The order in which a project's files are deleted (its `deletion_policy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeletionPolicy {
-    /// Least recently used first (the default).
-    Lru,
-    /// Lowest priority first, in download order.
-    Priority,
-    /// Expired files first, then least recently used.
-    Expire,
-}
-
-/// What a disk manager sees of the files on the host (beside the [`View`],
-/// whose jobs say which may be deleted: queued and never started).
-#[derive(Clone, Copy)]
-pub struct DiskView<'a> {
-    raw: &'a abi::DiskView,
-    files: &'a [File],
-    deletion_policy: &'a [u8],
-}
-
-impl<'a> DiskView<'a> {
-    /// The files, in creation order (ids increase).
-    pub fn files(&self) -> &'a [File] {
-        self.files
-    }
-    /// The user's limit on BOINC's usage (`total_limit`).
-    pub fn total_limit(&self) -> f64 {
-        self.raw.total_limit
-    }
-    /// `total_limit - core_usage`, at least 0 (`all_projects_limit`).
-    pub fn all_projects_limit(&self) -> f64 {
-        (self.raw.total_limit - self.raw.core_usage).max(0.0)
-    }
-    /// Bytes of all projects' files.
-    pub fn usage(&self) -> f64 {
-        self.files.iter().map(|f| f.bytes).sum()
-    }
-    /// Bytes of project `p`'s files.
-    pub fn project_usage(&self, p: usize) -> f64 {
-        self.files
-            .iter()
-            .filter(|f| f.project == p)
-            .map(|f| f.bytes)
-            .sum()
-    }
-    /// Computation is suspended because nothing more could be deleted.
-    pub fn suspended(&self) -> bool {
-        self.raw.suspended != 0
-    }
-    pub fn deletion_policy(&self, p: usize) -> DeletionPolicy {
-        match self.deletion_policy.get(p).copied() {
-            Some(abi::DELETE_PRIORITY) => DeletionPolicy::Priority,
-            Some(abi::DELETE_EXPIRE) => DeletionPolicy::Expire,
-            _ => DeletionPolicy::Lru,
-        }
-    }
 }
 
 /// Deletions a disk manager asks for (vcsim's `DiskPlan`). vcsim refuses,
@@ -451,43 +223,95 @@ pub struct DiskPlan {
     pub delete_jobs: Vec<u64>,
     /// Files to delete, by id (after the jobs).
     pub delete_files: Vec<u64>,
-    /// `make_room`: the bytes fit after the deletions.
-    pub fits: bool,
-    /// `poll`: usage is over the limit and nothing more can be freed.
+    /// `poll`: usage is over the limit and nothing more can be freed:
+    /// suspend computation until it is not.
     pub suspend: bool,
 }
 
-/// Free disk space told to servers, and which files to delete (vcsim's
-/// `DiskManager`). vcsim calls `make_room`, `poll` and `project_limit`
-/// only if `enforces` is true.
-pub trait DiskManager: Send + 'static {
-    /// [free, free if offenders deleted, free if offenders and this project deleted].
-    fn free_space(&self, v: &View, project: usize) -> PolicyResult<[f64; 3]>;
-    fn enforces(&self) -> bool {
-        false
+/// Which jobs run now (vcsim's `CpuScheduler`).
+pub trait CpuScheduler: Send + 'static {
+    /// Called when a job finishes, new jobs arrive, or a scheduling period
+    /// has passed. `out` starts empty.
+    fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()>;
+}
+
+/// When to ask which project for how much work (vcsim's `WorkFetcher`).
+pub trait WorkFetcher: Send + 'static {
+    /// Debt accounting: called whenever the CPU scheduler runs and before
+    /// an RPC.
+    fn account(&mut self, _v: &View) -> PolicyResult<()> {
+        Ok(())
     }
-    /// `bytes` more of `project` are about to be written: what to delete
-    /// first, and whether they then fit.
-    fn make_room(
+    /// The RPC to make now for work, if any. Must depend only on the view:
+    /// it is asked at projected future times.
+    fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>>;
+    /// The amount to ask of `project` when an RPC goes to it anyway.
+    fn piggyback(&self, _v: &View, _project: usize) -> PolicyResult<Option<WorkRequest>> {
+        Ok(None)
+    }
+    /// After every RPC, reached or not.
+    fn on_reply(&mut self, _v: &View, _reply: &RpcReply) -> PolicyResult<()> {
+        Ok(())
+    }
+    /// Whether a request for work that brings none backs the whole project
+    /// off (BOINC 2007).
+    fn backoff_on_empty_reply(&self, _v: &View) -> PolicyResult<bool> {
+        Ok(true)
+    }
+}
+
+/// Which jobs a server sends (vcsim's `WorkSender`).
+pub trait WorkSender: Send + 'static {
+    /// One candidate at a time; `sent` are the jobs already in this reply.
+    fn consider(
         &mut self,
-        _v: &View,
-        _d: &DiskView,
-        _project: usize,
-        _bytes: f64,
-    ) -> PolicyResult<DiskPlan> {
-        Ok(DiskPlan {
-            fits: true,
-            ..DiskPlan::default()
-        })
+        req: &ServerRequest,
+        sent: Strided<'_, Candidate>,
+        cand: &Candidate,
+    ) -> PolicyResult<Verdict>;
+}
+
+/// The remaining run time of a job (vcsim's `CompletionEstimator`).
+pub trait CompletionEstimator: Send + 'static {
+    /// Seconds of computing left. Pure. The job's `remaining_seconds` and
+    /// `static_estimate` are NaN here.
+    fn remaining_seconds(&self, v: &EstimateView, job: &Job) -> PolicyResult<f64>;
+    /// The correction applied to new estimates of `project` (BOINC's DCF):
+    /// positive and finite. Pure.
+    fn correction(&self, _v: &EstimateView, _project: usize) -> PolicyResult<f64> {
+        Ok(1.0)
+    }
+    /// After a job finished, so that the estimator can learn.
+    fn on_job_finished(&mut self, _v: &EstimateView, _job: &Job) -> PolicyResult<()> {
+        Ok(())
+    }
+}
+
+/// Free disk space told to servers, and which files to delete (vcsim's
+/// `DiskManager`). The files and the user's limits are in [`View::disk`].
+pub trait DiskManager: Send + 'static {
+    /// [free, free if offenders deleted, free if offenders and this project
+    /// deleted]. Pure.
+    fn free_space(&self, v: &View, project: usize) -> PolicyResult<[f64; 3]>;
+    /// Whether the manager enforces limits. Only then does vcsim keep files
+    /// and call `make_room` and `poll`. Asked once, at the start of the run.
+    fn enforces(&self, _v: &View) -> PolicyResult<bool> {
+        Ok(false)
+    }
+    /// `bytes` more of `project` are about to be written: the files to
+    /// delete first. vcsim writes the bytes either way; `poll` then deals
+    /// with any violation.
+    fn make_room(&mut self, _v: &View, _project: usize, _bytes: f64) -> PolicyResult<DiskPlan> {
+        Ok(DiskPlan::default())
     }
     /// After every change to the files: what to delete, and whether to
     /// suspend computation.
-    fn poll(&mut self, _v: &View, _d: &DiskView) -> PolicyResult<DiskPlan> {
+    fn poll(&mut self, _v: &View) -> PolicyResult<DiskPlan> {
         Ok(DiskPlan::default())
     }
-    /// `project`'s limit in bytes, for the report.
-    fn project_limit(&self, _v: &View, _d: &DiskView, _project: usize) -> Option<f64> {
-        None
+    /// `project`'s limit in bytes, for the report. Pure.
+    fn project_limit(&self, _v: &View, _project: usize) -> PolicyResult<Option<f64>> {
+        Ok(None)
     }
 }
 
@@ -498,8 +322,13 @@ pub mod __shims;
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __export_family {
-    ($table:ident, $ctor:ident, $tables:ident, $export:ident, $get:ident, $sym:ident;
+    ($table:ident, $ctor:ident, $tables:ident, $export:ident, $get:ident, $sym:ident, $symconst:ident;
      $($ty:ty => $name:literal, $summary:literal);+ $(;)?) => {
+        // The entry symbol is the one this SDK's ABI names.
+        const _: () = ::core::assert!(
+            $crate::abi::str_eq(::core::stringify!($sym), $crate::abi::symbols::$symconst),
+            "the export macro's symbol is not the ABI's"
+        );
         #[doc(hidden)]
         static $tables: &[$crate::abi::$table] = &[$(
             $crate::__shims::$ctor::<$ty>($name, $summary)
@@ -507,6 +336,7 @@ macro_rules! __export_family {
         #[doc(hidden)]
         static $export: $crate::abi::Export<$crate::abi::$table> = $crate::abi::Export {
             abi_version: $crate::abi::ABI_VERSION,
+            abi_minor: $crate::abi::ABI_MINOR,
             size: ::core::mem::size_of::<$crate::abi::Export<$crate::abi::$table>>() as u32,
             rustc: $crate::abi::StaticStr::new($crate::abi::RUSTC_VERSION),
             plugin: $crate::abi::StaticStr::new(concat!(
@@ -534,7 +364,7 @@ macro_rules! __export_family {
 macro_rules! export_cpu {
     ($($t:tt)+) => {
         $crate::__export_family!(CpuTable, cpu_table, __VCSIM_CPU_TABLES, __VCSIM_CPU_EXPORT,
-            __vcsim_cpu_table, vcsim_plugin_cpu_v1; $($t)+);
+            __vcsim_cpu_table, vcsim_plugin_cpu_v2, CPU; $($t)+);
     };
 }
 
@@ -543,7 +373,7 @@ macro_rules! export_cpu {
 macro_rules! export_fetch {
     ($($t:tt)+) => {
         $crate::__export_family!(FetchTable, fetch_table, __VCSIM_FETCH_TABLES,
-            __VCSIM_FETCH_EXPORT, __vcsim_fetch_table, vcsim_plugin_fetch_v1; $($t)+);
+            __VCSIM_FETCH_EXPORT, __vcsim_fetch_table, vcsim_plugin_fetch_v2, FETCH; $($t)+);
     };
 }
 
@@ -552,7 +382,7 @@ macro_rules! export_fetch {
 macro_rules! export_send {
     ($($t:tt)+) => {
         $crate::__export_family!(SendTable, send_table, __VCSIM_SEND_TABLES,
-            __VCSIM_SEND_EXPORT, __vcsim_send_table, vcsim_plugin_send_v1; $($t)+);
+            __VCSIM_SEND_EXPORT, __vcsim_send_table, vcsim_plugin_send_v2, SEND; $($t)+);
     };
 }
 
@@ -561,7 +391,8 @@ macro_rules! export_send {
 macro_rules! export_estimate {
     ($($t:tt)+) => {
         $crate::__export_family!(EstimateTable, estimate_table, __VCSIM_ESTIMATE_TABLES,
-            __VCSIM_ESTIMATE_EXPORT, __vcsim_estimate_table, vcsim_plugin_estimate_v1; $($t)+);
+            __VCSIM_ESTIMATE_EXPORT, __vcsim_estimate_table, vcsim_plugin_estimate_v2,
+            ESTIMATE; $($t)+);
     };
 }
 
@@ -570,6 +401,73 @@ macro_rules! export_estimate {
 macro_rules! export_disk {
     ($($t:tt)+) => {
         $crate::__export_family!(DiskTable, disk_table, __VCSIM_DISK_TABLES,
-            __VCSIM_DISK_EXPORT, __vcsim_disk_table, vcsim_plugin_disk_v1; $($t)+);
+            __VCSIM_DISK_EXPORT, __vcsim_disk_table, vcsim_plugin_disk_v2, DISK; $($t)+);
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn none<T>() -> abi::Array<T> {
+        abi::Array {
+            ptr: std::ptr::null(),
+            len: 0,
+            stride: 0,
+        }
+    }
+
+    fn raw_view(seed: u64, step: u64) -> abi::View {
+        abi::View {
+            size: std::mem::size_of::<abi::View>() as u32,
+            minor: abi::ABI_MINOR,
+            now: step as f64 * 60.0,
+            seed,
+            step,
+            host: Host::default(),
+            prefs: Prefs::default(),
+            on_fraction: 1.0,
+            available_seconds: 0.0,
+            last_schedule: f64::NEG_INFINITY,
+            last_rpc: f64::NAN,
+            connection_interval: 0.0,
+            host_on: 1,
+            disk_suspended: 0,
+            total_limit: 0.0,
+            core_usage: 0.0,
+            rsc: none(),
+            projects: none(),
+            apps: none(),
+            project_rsc: none(),
+            jobs: none(),
+            files: none(),
+        }
+    }
+
+    fn view(raw: &abi::View) -> View<'_> {
+        View {
+            raw,
+            rsc: Strided::from_slice(&[]),
+            projects: Strided::from_slice(&[]),
+            apps: Strided::from_slice(&[]),
+            project_rsc: Strided::from_slice(&[]),
+            jobs: Strided::from_slice(&[]),
+            files: Strided::from_slice(&[]),
+        }
+    }
+
+    #[test]
+    fn a_view_s_rng_is_the_named_stream_of_its_seed_and_step() {
+        let raw = raw_view(7, 3);
+        let v = view(&raw);
+        let a: u64 = v.rng("x").gen();
+        assert_eq!(a, v.rng("x").gen::<u64>(), "the same view, the same draws");
+        assert_eq!(a, vcsim_rng::stream(7, "plugin:x", 3).gen::<u64>());
+        assert_ne!(a, v.rng("y").gen::<u64>());
+        let other = raw_view(8, 3);
+        assert_ne!(a, view(&other).rng("x").gen::<u64>());
+        let later = raw_view(7, 4);
+        assert_ne!(a, view(&later).rng("x").gen::<u64>());
+        assert!(v.last_rpc().is_none() && v.jobs().is_empty() && v.disk().usage() == 0.0);
+    }
 }
