@@ -151,7 +151,7 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
             continue;
         }
         let (mut name, name_from) = match child(p, "project_name") {
-            Some(c) if !src.text(c).is_empty() => (src.text(c), src.at(c)),
+            Some(c) if !src.text(c).is_empty() => (src.text(c).into_owned(), src.at(c)),
             _ => (
                 format!("P{}", pi + 1),
                 format!("no <project_name> at line {}", src.line(p)),
@@ -177,7 +177,7 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         let mut lats: Vec<(f64, String)> = Vec::new();
         for (ai, a) in apps.iter().enumerate() {
             let aname = match child(*a, "name") {
-                Some(c) if !src.text(c).is_empty() => src.text(c),
+                Some(c) if !src.text(c).is_empty() => src.text(c).into_owned(),
                 _ if apps.len() == 1 => "main".to_string(),
                 _ => format!("app{}", ai + 1),
             };

@@ -2,13 +2,27 @@
 //! tags that vcsim reads and those it does not model.
 
 use crate::ImportError;
-use roxmltree::{Document, Node};
+use roxmltree::{Document, Node, StringStorage};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// An element's text: borrowed from the input when it has no entities.
+pub type Text<'a> = Cow<'a, str>;
+
+/// A value read from a child element, with the element's tag and line, for
+/// the comments that say where each value came from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Located<T> {
+    pub value: T,
+    pub tag: &'static str,
+    pub line: usize,
+}
 
 /// One parsed input file.
 pub struct Src<'a> {
     pub path: &'a Path,
+    text: &'a str,
     pub doc: Document<'a>,
     /// Byte offsets where lines start, for offset -> line in O(log n).
     line_starts: Vec<usize>,
@@ -40,6 +54,7 @@ impl<'a> Src<'a> {
         );
         Ok(Src {
             path,
+            text,
             doc,
             line_starts,
         })
@@ -49,9 +64,16 @@ impl<'a> Src<'a> {
         self.doc.root_element()
     }
 
-    /// 1-based line of a node's start.
+    /// 1-based line of a node's start. The node may come from a document
+    /// parsed from a slice of the file's text.
     pub fn line(&self, n: Node) -> usize {
-        let at = n.range().start;
+        let base = (n.document().input_text().as_ptr() as usize)
+            .saturating_sub(self.text.as_ptr() as usize);
+        self.line_at(base + n.range().start)
+    }
+
+    /// 1-based line of a byte offset in the file.
+    pub fn line_at(&self, at: usize) -> usize {
         match self.line_starts.binary_search(&at) {
             Ok(i) => i + 1,
             Err(i) => i,
@@ -71,26 +93,74 @@ impl<'a> Src<'a> {
         format!("<{}>, {} line {}", tag(n), self.name(), self.line(n))
     }
 
+    /// Where a located value came from, for a comment.
+    pub fn at_l<T>(&self, l: &Located<T>) -> String {
+        format!("<{}>, {} line {}", l.tag, self.name(), l.line)
+    }
+
     pub fn err(&self, n: Node, message: impl Into<String>) -> ImportError {
+        self.err_at(self.line(n), tag(n), message)
+    }
+
+    /// An error at an element already read: its line and tag.
+    pub fn err_at(&self, line: usize, tag: &str, message: impl Into<String>) -> ImportError {
         ImportError {
             file: self.path.to_path_buf(),
-            line: Some(self.line(n)),
-            element: Some(tag(n).to_string()),
+            line: Some(line),
+            element: Some(tag.to_string()),
             message: message.into(),
         }
     }
 
-    /// The trimmed text of an element.
-    pub fn text(&self, n: Node<'_, 'a>) -> String {
-        let mut s = String::new();
-        for c in n.children() {
-            if let Some(t) = c.text() {
-                if c.is_text() {
-                    s.push_str(t);
+    /// The trimmed text of an element, borrowed from the input where it can be.
+    pub fn text(&self, n: Node<'_, 'a>) -> Text<'a> {
+        let mut texts = n.children().filter(|c| c.is_text());
+        match (texts.next(), texts.next()) {
+            (None, _) => Cow::Borrowed(""),
+            (Some(t), None) => match t.text_storage() {
+                Some(StringStorage::Borrowed(s)) => Cow::Borrowed(s.trim()),
+                Some(owned) => Cow::Owned(owned.as_str().trim().to_string()),
+                None => Cow::Borrowed(""),
+            },
+            _ => {
+                let mut s = String::new();
+                for c in n.children().filter(|c| c.is_text()) {
+                    s.push_str(c.text().unwrap_or_default());
                 }
+                Cow::Owned(s.trim().to_string())
             }
         }
-        s.trim().to_string()
+    }
+
+    /// The text of the child `name`, if there is one.
+    pub fn child_text(&self, n: Node<'_, 'a>, name: &str) -> Option<Text<'a>> {
+        child(n, name).map(|c| self.text(c))
+    }
+
+    /// The child `name` read by `read` (one of the checks below), with its
+    /// line; None if there is no such child.
+    pub fn opt<T>(
+        &self,
+        n: Node<'_, 'a>,
+        name: &'static str,
+        read: impl Fn(&Self, Node<'_, 'a>) -> Result<T, ImportError>,
+    ) -> Result<Option<Located<T>>, ImportError> {
+        match child(n, name) {
+            Some(c) => Ok(Some(Located {
+                value: read(self, c)?,
+                tag: name,
+                line: self.line(c),
+            })),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether a BOINC flag child (`<name/>`, `<name>1</name>`) is set.
+    pub fn flag_child(&self, n: Node<'_, 'a>, name: &str) -> Result<bool, ImportError> {
+        match child(n, name) {
+            Some(c) => self.flag(c),
+            None => Ok(false),
+        }
     }
 
     /// A finite number.
@@ -145,7 +215,7 @@ impl<'a> Src<'a> {
 
     /// BOINC's booleans: `<tag/>` or `<tag>1</tag>` is true, `0` false.
     pub fn flag(&self, n: Node<'_, 'a>) -> Result<bool, ImportError> {
-        match self.text(n).as_str() {
+        match &*self.text(n) {
             "" | "1" | "true" => Ok(true),
             "0" | "false" => Ok(false),
             t => Err(self.err(n, format!("`{t}` is not a boolean (0 or 1)"))),
@@ -165,6 +235,14 @@ pub fn elems<'a, 'i>(n: Node<'a, 'i>) -> impl Iterator<Item = Node<'a, 'i>> {
 /// The first child element named `name`.
 pub fn child<'a, 'i>(n: Node<'a, 'i>, name: &str) -> Option<Node<'a, 'i>> {
     elems(n).find(|c| tag(*c) == name)
+}
+
+/// The tags of the child elements of `n` that are not in `used`, in order.
+pub fn unread<'i>(n: Node<'_, 'i>, used: &[&str]) -> Vec<&'i str> {
+    elems(n)
+        .map(|c| c.tag_name().name())
+        .filter(|t| !used.contains(t))
+        .collect()
 }
 
 /// Tags present in the input that vcsim does not model, by where they were
@@ -194,6 +272,13 @@ impl Unmodelled {
         }
     }
 
+    /// Records tags found by [`unread`] when the element was read.
+    pub fn add_all(&mut self, src: &Src, place: &str, tags: &[&str]) {
+        for t in tags {
+            self.add(src, place, t);
+        }
+    }
+
     pub fn warnings(&self) -> Vec<String> {
         self.by_place
             .iter()
@@ -215,4 +300,15 @@ impl Unmodelled {
             })
             .collect()
     }
+}
+
+/// Parses a snippet and hands its root element to `f`, for unit tests.
+#[cfg(test)]
+pub fn with_root<T>(
+    text: &'static str,
+    f: impl FnOnce(&Src<'static>, Node<'_, 'static>) -> T,
+) -> T {
+    let src = Src::parse(Path::new("t.xml"), text).expect("snippet parses");
+    let root = src.root();
+    f(&src, root)
 }
