@@ -406,3 +406,204 @@ fn cli_compare_on_boinc_files() {
         "{stdout}"
     );
 }
+
+/// Writes `text` as `client_state.xml` in a directory of its own (`case`)
+/// and runs `vcsim import` on it, timed.
+fn import_hostile(case: &str, text: &str) -> (i32, String, f64) {
+    let dir = tmp(&format!("hostile-{case}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("client_state.xml");
+    std::fs::write(&path, text).unwrap();
+    let t = Instant::now();
+    let (code, _, stderr) = vcsim(&["import", path.to_str().unwrap()]);
+    (code, stderr, t.elapsed().as_secs_f64())
+}
+
+const HOST: &str = "<host_info><p_ncpus>1</p_ncpus><p_fpops>1e9</p_fpops></host_info>";
+
+/// One 50,000-character entity referenced 2,000 times (56 KB of XML, 100 MB
+/// once expanded) took minutes: DTDs are refused at once, naming the line.
+#[test]
+fn hostile_entity_expansion_is_refused() {
+    let text = format!(
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE client_state [<!ENTITY e \"{}\">]>\n<client_state>{HOST}<project><project_name>{}</project_name></project></client_state>\n",
+        "x".repeat(50_000),
+        "&e;".repeat(2_000)
+    );
+    assert!(text.len() > 55_000 && text.len() < 60_000, "{}", text.len());
+    let (code, stderr, secs) = import_hostile("entity", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("client_state.xml:2: <!DOCTYPE>: a document type declaration"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+}
+
+/// 20,000 nested elements overflowed the stack (exit 134).
+#[test]
+fn hostile_deep_nesting_is_refused() {
+    let depth = 20_000;
+    let text = format!(
+        "<client_state>\n{HOST}\n{}{}</client_state>\n",
+        "<a>".repeat(depth),
+        "</a>".repeat(depth)
+    );
+    let (code, stderr, secs) = import_hostile("deep", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("client_state.xml:3: <a>: elements nested more than 100 deep"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+    // The same through `run`.
+    let dir = tmp("hostile-deep");
+    let (code, _, stderr) = vcsim(&["run", dir.join("client_state.xml").to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+/// Text joined from many CDATA sections was copied once per section
+/// (quadratic), and so were attributes compared with each other.
+#[test]
+fn hostile_cdata_and_attributes_are_bounded() {
+    let text = format!(
+        "<client_state>{HOST}\n<project><project_name>{}</project_name></project></client_state>",
+        "x<![CDATA[y]]>".repeat(200_000)
+    );
+    let (code, stderr, secs) = import_hostile("cdata", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(":2: <project_name>: more than 16 CDATA sections in one text"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+
+    let attrs: String = (0..100_000).map(|i| format!(" a{i}=\"v\"")).collect();
+    let text = format!("<client_state>\n{HOST}\n<project{attrs}/></client_state>");
+    let (code, stderr, secs) = import_hostile("attributes", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(":3: <project>: more than 32 attributes"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+
+    // Many children in one element: roxmltree's node limit.
+    let text = format!(
+        "<client_state>\n{HOST}\n<project>{}</project></client_state>",
+        "<x/>".repeat(150_000)
+    );
+    let (code, stderr, secs) = import_hostile("nodes", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(":3: <project>: more than 100000 XML nodes in one element"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+}
+
+/// A client_state.xml of the shape of a real one, `jobs` results long.
+fn big_state(projects: usize, jobs: usize) -> String {
+    let mut s = String::from(
+        "<client_state>\n<host_info><p_ncpus>16</p_ncpus><p_fpops>5e9</p_fpops>\
+         <d_total>1e12</d_total><d_free>5e11</d_free></host_info>\n\
+         <time_stats><on_frac>0.95</on_frac><active_frac>0.9</active_frac><now>1700000000</now></time_stats>\n",
+    );
+    for p in 0..projects {
+        s.push_str(&format!(
+            "<project><master_url>https://p{p}.example/</master_url><project_name>P{p}</project_name>\
+             <resource_share>{}</resource_share><user_name>u</user_name></project>\n\
+             <app><name>a{p}</name></app>\n\
+             <app_version><app_name>a{p}</app_name><version_num>1</version_num><avg_ncpus>1</avg_ncpus><flops>5e9</flops></app_version>\n",
+            100 + p
+        ));
+        for j in 0..jobs {
+            s.push_str(&format!(
+                "<file><name>f{p}_{j}</name><nbytes>1000000</nbytes><status>1</status></file>\n\
+                 <workunit>\n    <name>w{p}_{j}</name>\n    <app_name>a{p}</app_name>\n    <version_num>1</version_num>\n\
+                 \x20   <rsc_fpops_est>{}e12</rsc_fpops_est>\n    <rsc_fpops_bound>1e16</rsc_fpops_bound>\n\
+                 \x20   <file_ref><file_name>f{p}_{j}</file_name><open_name>in</open_name></file_ref>\n</workunit>\n\
+                 <result>\n    <name>w{p}_{j}_0</name>\n    <wu_name>w{p}_{j}</wu_name>\n    <state>2</state>\n\
+                 \x20   <report_deadline>{}</report_deadline>\n    <received_time>1699990000</received_time>\n\
+                 \x20   <platform>x86_64-pc-linux-gnu</platform>\n</result>\n",
+                1 + j % 7,
+                1700000000 + 86400 * (1 + j % 9)
+            ));
+        }
+    }
+    s.push_str("</client_state>\n");
+    s
+}
+
+/// Peak memory (VmHWM) of this process, bytes; None off Linux.
+fn peak_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Run in a process of its own by `import_memory_is_a_small_multiple_of_the_file`.
+#[test]
+fn memory_probe_child() {
+    let Ok(path) = std::env::var("VCSIM_IMPORT_MEMORY_PROBE") else {
+        return;
+    };
+    let before = peak_memory().unwrap_or(0);
+    let imp = import_path(Path::new(&path)).unwrap();
+    let after = peak_memory().unwrap_or(0);
+    println!(
+        "PROBE before={before} after={after} toml={}",
+        imp.toml.len()
+    );
+}
+
+/// A 200 MB client_state.xml took 2.7 GB. The file is read one top-level
+/// element at a time and the scenario written and read back a section at a
+/// time: the peak is a small multiple of the file (here about 10 MB: the
+/// text itself, the written TOML, which is about half as long, and the
+/// elements kept until their project is written).
+#[test]
+fn import_memory_is_a_small_multiple_of_the_file() {
+    if peak_memory().is_none() {
+        eprintln!("note: no /proc/self/status; skipped");
+        return;
+    }
+    let text = big_state(10, 1_700);
+    let path = tmp("memory").join("client_state.xml");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, &text).unwrap();
+    let size = text.len() as u64;
+    drop(text);
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "memory_probe_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("VCSIM_IMPORT_MEMORY_PROBE", &path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("PROBE ").map(|x| x.1))
+        .unwrap_or_else(|| panic!("no probe line: {stdout}"));
+    let num = |k: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(k))
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    };
+    let grown = num("after=").saturating_sub(num("before="));
+    eprintln!(
+        "{:.1} MB of XML: peak grew by {:.1} MB ({:.2} x the file); TOML {:.1} MB",
+        size as f64 / 1e6,
+        grown as f64 / 1e6,
+        grown as f64 / size as f64,
+        num("toml=") as f64 / 1e6
+    );
+    assert!(size > 9_000_000, "{size}");
+    assert!(grown < 3 * size, "peak grew by {grown} bytes for {size}");
+}

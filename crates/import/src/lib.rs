@@ -21,6 +21,7 @@
 mod client_state;
 mod emit;
 mod prefs;
+mod scan;
 mod sim2007;
 mod xml;
 
@@ -315,13 +316,63 @@ pub(crate) fn scenario_head(name: &str, description: &str, start_note: &str) -> 
     s
 }
 
-/// Renders the sections, loads them back as a scenario, and packs the result.
+/// The projects' part of the scenario as it is written: each section is
+/// rendered and at once read back, so that neither the sections nor a parse
+/// of the whole TOML are ever held (the written TOML of a large state is
+/// about half its size, and a TOML tree several times that).
+#[derive(Default)]
+pub(crate) struct Out {
+    toml: String,
+    projects: Vec<vcsim_framework::scenario::Project>,
+}
+
+impl Out {
+    /// Writes a `[[project]]`, `[[project.scheduler]]`, `[[project.app]]` or
+    /// `[[project.job]]` section, after the project it belongs to.
+    pub fn push(&mut self, s: &Section) -> Result<(), String> {
+        use vcsim_framework::scenario::{App, InitialJob, Project, Scheduler};
+        let at = emit::render_section(&mut self.toml, s);
+        let body = &self.toml[at..];
+        let bad = |e: toml::de::Error| format!("{}: {}", s.header, e.message().trim());
+        if s.header == "[[project]]" {
+            self.projects
+                .push(toml::from_str::<Project>(body).map_err(bad)?);
+            return Ok(());
+        }
+        let p = self
+            .projects
+            .last_mut()
+            .ok_or_else(|| format!("{} before any [[project]]", s.header))?;
+        match s.header.as_str() {
+            "[[project.scheduler]]" => p
+                .schedulers
+                .push(toml::from_str::<Scheduler>(body).map_err(bad)?),
+            "[[project.app]]" => p.apps.push(toml::from_str::<App>(body).map_err(bad)?),
+            "[[project.job]]" => p
+                .jobs
+                .push(toml::from_str::<InitialJob>(body).map_err(bad)?),
+            other => return Err(format!("unexpected section {other}")),
+        }
+        Ok(())
+    }
+}
+
+/// Renders the head sections (top-level keys, host, client) before the
+/// projects written to `out`, reads them back as a scenario, validates it,
+/// and packs the result.
 pub(crate) fn finish(
     main: &Path,
     inputs: &[String],
-    sections: Vec<Section>,
+    head_sections: Vec<Section>,
+    out: Out,
     warnings: Vec<String>,
 ) -> Result<Imported, ImportError> {
+    let invalid = |m: String| ImportError {
+        file: main.to_path_buf(),
+        line: None,
+        element: None,
+        message: format!("the imported values do not make a valid scenario: {m}"),
+    };
     let head = vec![
         format!(
             "A vcsim scenario imported from BOINC's files: {}.",
@@ -329,16 +380,21 @@ pub(crate) fn finish(
         ),
         "Each comment says where the value came from. Written by `vcsim import`.".to_string(),
     ];
-    let toml = emit::render(&head, &sections);
-    let scenario =
-        Scenario::from_toml_str(&toml, Path::new("<imported scenario>")).map_err(|e| {
-            ImportError {
-                file: main.to_path_buf(),
-                line: None,
-                element: None,
-                message: format!("the imported values do not make a valid scenario: {e}"),
-            }
-        })?;
+    let head_toml = emit::render(&head, &head_sections);
+    let mut scenario: Scenario = toml::from_str(&head_toml)
+        .map_err(|e: toml::de::Error| invalid(e.message().trim().to_string()))?;
+    scenario.projects = out.projects;
+    // The head goes in front of the projects' text, which is not copied.
+    let mut toml = out.toml;
+    if toml.is_empty() {
+        toml = head_toml;
+    } else {
+        toml.insert(0, '\n');
+        toml.insert_str(0, &head_toml);
+    }
+    scenario
+        .validate()
+        .map_err(|(key, m)| invalid(format!("key `{key}`: {m}")))?;
     Ok(Imported {
         scenario,
         toml,

@@ -37,7 +37,8 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
     let src = Src::parse(ppath, ptext)?;
     let mut un = Unmodelled::default();
     let mut warnings = Vec::new();
-    let root = src.root();
+    let pdoc = src.document()?;
+    let root = pdoc.root_element();
     if tag(root) != "projects" {
         return Err(src.err(
             root,
@@ -56,7 +57,8 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         message: "no sim_host.xml beside it: the host is unknown".into(),
     })?;
     let hsrc = Src::parse(hpath, htext)?;
-    let h = hsrc.root();
+    let hdoc = hsrc.document()?;
+    let h = hdoc.root_element();
     if tag(h) != "host" {
         return Err(hsrc.err(
             h,
@@ -328,8 +330,15 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         &format!("Imported by vcsim from {}", inputs.join(", ")),
         "the 2007 simulator starts with no jobs on the host",
     );
-    let mut all = vec![top, host, av, client];
-    all.extend(sections);
+    let mut out = crate::Out::default();
+    for s in &sections {
+        out.push(s).map_err(|m| ImportError {
+            file: ppath.clone(),
+            line: None,
+            element: None,
+            message: format!("the imported values do not make a valid scenario: {m}"),
+        })?;
+    }
     warnings.extend(un.warnings());
-    crate::finish(ppath, &inputs, all, warnings)
+    crate::finish(ppath, &inputs, vec![top, host, av, client], out, warnings)
 }

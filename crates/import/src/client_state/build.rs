@@ -7,7 +7,7 @@ use crate::client_state::state::Group;
 use crate::client_state::work::{ResultEl, WorkunitEl};
 use crate::emit::{num, Section, Val};
 use crate::xml::{Src, Text, Unmodelled};
-use crate::ImportError;
+use crate::{ImportError, Out};
 use std::collections::{HashMap, HashSet};
 
 /// The emulator's defaults where an app says nothing (BOINC `client/sim.cpp`,
@@ -80,9 +80,9 @@ struct VApp {
 }
 
 impl<'s, 'a> Build<'s, 'a> {
-    /// The sections of project `gi` (`[[project]]`, schedulers, apps, jobs),
-    /// or none if it is left out.
-    pub fn project(&mut self, gi: usize, g: &Group<'a>) -> Result<Vec<Section>, ImportError> {
+    /// Writes the sections of project `gi` (`[[project]]`, schedulers, apps,
+    /// jobs) to `out`, unless it is left out.
+    pub fn project(&mut self, gi: usize, g: &Group<'a>, out: &mut Out) -> Result<(), ImportError> {
         let src = self.src;
         let p = &g.project;
         let url = p.url().to_string();
@@ -111,7 +111,7 @@ impl<'s, 'a> Build<'s, 'a> {
                 "{}: project `{name}` is <{f}>: left out, with its jobs",
                 src.name()
             ));
-            return Ok(vec![]);
+            return Ok(());
         }
         for f in &p.unmodelled_flags {
             self.warnings.push(format!(
@@ -146,7 +146,6 @@ impl<'s, 'a> Build<'s, 'a> {
                 .as_deref()
                 .ok_or_else(|| src.err_at(w.line, "workunit", "a <workunit> needs a <name>"))?;
             wus.insert(wn, w);
-            self.un.add_all(src, "workunit", &w.unread);
         }
         let app_of = |r: &ResultEl| -> Option<&str> {
             wus.get(r.wu_name.as_deref()?)
@@ -296,7 +295,7 @@ impl<'s, 'a> Build<'s, 'a> {
                 "{}: project `{name}` has no usable app: left out, with its jobs",
                 src.name()
             ));
-            return Ok(vec![]);
+            return Ok(());
         }
         // vcsim app names must be unique in the project.
         let mut seen: HashSet<String> = HashSet::new();
@@ -355,19 +354,32 @@ impl<'s, 'a> Build<'s, 'a> {
         for va in &vapps {
             sections.push(app_section(va, &sizes[&va.boinc_app]));
         }
+        for s in &sections {
+            self.write(out, s)?;
+        }
 
         // Jobs on the host.
         let mut by_app: HashMap<&str, Vec<&VApp>> = HashMap::new();
         for va in &vapps {
             by_app.entry(va.boinc_app.as_str()).or_default().push(va);
         }
+        self.finished += g.done_without_workunit;
         for r in &g.results {
             if let Some(s) = self.job(r, &wus, &by_app, &sizes, &url, lat.seconds)? {
-                sections.push(s);
+                self.write(out, &s)?;
             }
         }
         self.names.insert(name);
-        Ok(sections)
+        Ok(())
+    }
+
+    fn write(&self, out: &mut Out, s: &Section) -> Result<(), ImportError> {
+        out.push(s).map_err(|m| ImportError {
+            file: self.src.path.to_path_buf(),
+            line: None,
+            element: None,
+            message: format!("the imported values do not make a valid scenario: {m}"),
+        })
     }
 
     /// The newest version of each plan class, in order of first appearance;
@@ -556,7 +568,6 @@ impl<'s, 'a> Build<'s, 'a> {
     ) -> Result<Option<Section>, ImportError> {
         let src = self.src;
         let rname: &str = &r.name;
-        self.un.add_all(src, "result", &r.unread);
         if r.done {
             self.finished += 1;
             return Ok(None);

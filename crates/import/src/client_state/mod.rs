@@ -15,7 +15,7 @@ mod time_stats;
 mod work;
 
 use crate::emit::num;
-use crate::xml::{tag, Located, Src, Unmodelled};
+use crate::xml::{Src, Unmodelled};
 use crate::{prefs, scenario_head, ImportError, Input};
 use state::State;
 
@@ -28,24 +28,22 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
     let src = Src::parse(state_path, state_text)?;
     let mut un = Unmodelled::default();
     let mut warnings: Vec<String> = Vec::new();
-    let root = src.root();
-    if tag(root) != "client_state" {
-        return Err(src.err(
-            root,
-            format!(
-                "expected <client_state> as the root element, found <{}>",
-                tag(root)
-            ),
-        ));
+    if src.root_tag() != "client_state" {
+        return Err(src.root_err(format!(
+            "expected <client_state> as the root element, found <{}>",
+            src.root_tag()
+        )));
     }
+    // One top-level element at a time: memory follows the largest element,
+    // not the file.
     let mut st = State::default();
-    for n in crate::xml::elems(root) {
-        st.add(&src, n, &mut un)?;
+    for doc in src.children() {
+        st.add(&src, doc?.root_element(), &mut un)?;
     }
 
     // ---- host ----
     let Some(hi) = &st.host_info else {
-        return Err(src.err(root, "no <host_info>: the host's CPUs are unknown"));
+        return Err(src.root_err("no <host_info>: the host's CPUs are unknown"));
     };
     if let Some(m) = hi.memory_bytes {
         warnings.push(format!(
@@ -63,19 +61,10 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         t.warnings(&src, &mut warnings);
         un.add_all(&src, "time_stats", &t.unread);
     }
-    let mut newest: Option<Located<f64>> = None;
-    for g in &st.groups {
-        for r in &g.results {
-            if let Some(rt) = r.received_time {
-                if !matches!(newest, Some(b) if rt.value <= b.value) {
-                    newest = Some(rt);
-                }
-            }
-        }
-    }
-    let t0 = time_stats::start_time(&src, ts, newest);
+    let t0 = time_stats::start_time(&src, ts, st.newest_received);
 
     // ---- projects ----
+    let groups = std::mem::take(&mut st.groups);
     let mut b = build::Build {
         src: &src,
         ncpus: hi.ncpus.value,
@@ -91,12 +80,13 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         finished: 0,
         overdue: 0,
     };
-    let mut sections = Vec::new();
-    for (gi, g) in st.groups.iter().enumerate() {
-        sections.extend(b.project(gi, g)?);
+    // Each project's elements are dropped once it is written.
+    let mut out = crate::Out::default();
+    for (gi, g) in groups.into_iter().enumerate() {
+        b.project(gi, &g, &mut out)?;
     }
     if b.names.is_empty() {
-        return Err(src.err(root, "no project with a usable app: nothing to simulate"));
+        return Err(src.root_err("no project with a usable app: nothing to simulate"));
     }
     let (finished, overdue, missing) = (b.finished, b.overdue, b.gpu_apps_missing);
     if finished > 0 {
@@ -163,10 +153,9 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
             t0.1
         ),
     );
-    let mut all = vec![top, host, av];
-    all.extend(gpu_secs);
-    all.push(client);
-    all.extend(sections);
+    let mut head = vec![top, host, av];
+    head.extend(gpu_secs);
+    head.push(client);
     warnings.extend(un.warnings());
-    crate::finish(state_path, &inputs, all, warnings)
+    crate::finish(state_path, &inputs, head, out, warnings)
 }

@@ -6,7 +6,7 @@ use crate::client_state::host::HostInfo;
 use crate::client_state::project::ProjectEl;
 use crate::client_state::time_stats::TimeStats;
 use crate::client_state::work::{ActiveTask, FileEl, ResultEl, WorkunitEl};
-use crate::xml::{elems, tag, Src, Text, Unmodelled};
+use crate::xml::{elems, tag, Located, Src, Text, Unmodelled};
 use crate::ImportError;
 use roxmltree::Node;
 use std::collections::HashMap;
@@ -19,6 +19,8 @@ pub struct Group<'a> {
     pub versions: Vec<AppVersionEl<'a>>,
     pub workunits: Vec<WorkunitEl<'a>>,
     pub results: Vec<ResultEl<'a>>,
+    /// Computed results with no `<wu_name>`: counted, not kept.
+    pub done_without_workunit: usize,
 }
 
 /// Everything read from the state file.
@@ -33,6 +35,8 @@ pub struct State<'a> {
     pub boinc_bytes: f64,
     /// `<fraction_done>` by (project URL, result name).
     pub active: HashMap<(Text<'a>, Text<'a>), f64>,
+    /// The newest `<received_time>` of any result (the first of equals).
+    pub newest_received: Option<Located<f64>>,
 }
 
 impl<'a> State<'a> {
@@ -53,6 +57,7 @@ impl<'a> State<'a> {
                 versions: vec![],
                 workunits: vec![],
                 results: vec![],
+                done_without_workunit: 0,
             }),
             "app" | "app_version" | "workunit" | "result" => {
                 let Some(g) = self.groups.last_mut() else {
@@ -61,14 +66,30 @@ impl<'a> State<'a> {
                 match t {
                     "app" => g.apps.push(AppEl::parse(src, n)?),
                     "app_version" => g.versions.push(AppVersionEl::parse(src, n)?),
-                    "workunit" => g.workunits.push(WorkunitEl::parse(src, n)?),
-                    _ => g.results.push(ResultEl::parse(src, n)?),
+                    "workunit" => {
+                        g.workunits.push(WorkunitEl::parse(src, n)?);
+                        un.rest(src, t, n, WorkunitEl::USED);
+                    }
+                    _ => {
+                        let r = ResultEl::parse(src, n)?;
+                        un.rest(src, t, n, ResultEl::USED);
+                        if let Some(rt) = r.received_time {
+                            if !matches!(self.newest_received, Some(b) if rt.value <= b.value) {
+                                self.newest_received = Some(rt);
+                            }
+                        }
+                        if r.wu_name.is_some() {
+                            g.results.push(r);
+                        } else {
+                            g.done_without_workunit += 1;
+                        }
+                    }
                 }
             }
             "file_info" | "file" => {
                 let f = FileEl::parse(src, n)?;
                 self.boinc_bytes += f.nbytes;
-                un.add_all(src, t, &f.unread);
+                un.rest(src, t, n, FileEl::USED);
                 if !self.groups.is_empty() {
                     self.files.insert((self.groups.len() - 1, f.name), f.nbytes);
                 }
@@ -80,7 +101,7 @@ impl<'a> State<'a> {
                         continue;
                     }
                     let a = ActiveTask::parse(src, at)?;
-                    un.add_all(src, "active_task", &a.unread);
+                    un.rest(src, "active_task", at, ActiveTask::USED);
                     self.active
                         .insert((a.project_master_url, a.result_name), a.fraction_done);
                 }
@@ -102,7 +123,8 @@ mod tests {
             "<client_state><file><name>f0</name><nbytes>5</nbytes></file>\
              <project><master_url>a</master_url></project><app><name>x</name></app>\
              <file><name>f1</name><nbytes>7</nbytes></file><workunit><name>w</name></workunit>\
-             <project><master_url>b</master_url></project><result><name>r</name></result>\
+             <project><master_url>b</master_url></project><result><name>r</name><wu_name>w</wu_name>\
+             <received_time>5</received_time></result><result><state>5</state><received_time>9</received_time></result>\
              <app_version><app_name>y</app_name></app_version>\
              <active_task_set><active_task><project_master_url>b</project_master_url>\
              <result_name>r</result_name><fraction_done>0.5</fraction_done></active_task><x/></active_task_set>\
@@ -117,6 +139,8 @@ mod tests {
                 assert_eq!(st.groups[0].apps.len(), 1);
                 assert_eq!(st.groups[0].workunits.len(), 1);
                 assert_eq!(st.groups[1].results.len(), 1);
+                assert_eq!(st.groups[1].done_without_workunit, 1);
+                assert_eq!(st.newest_received.map(|r| r.value), Some(9.0));
                 assert_eq!(st.groups[1].versions.len(), 1);
                 assert_eq!(st.boinc_bytes, 12.0);
                 assert_eq!(st.files.len(), 1, "f0 comes before any project");

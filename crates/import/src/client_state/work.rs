@@ -1,7 +1,7 @@
 //! The work on the host: `<workunit>`, `<result>`, `<file>`/`<file_info>`
 //! and `<active_task>`.
 
-use crate::xml::{child, elems, tag, unread, Located, Src, Text};
+use crate::xml::{child, elems, tag, Located, Src, Text};
 use crate::ImportError;
 use roxmltree::Node;
 
@@ -14,7 +14,6 @@ pub struct WorkunitEl<'a> {
     pub rsc_fpops_est: Option<f64>,
     /// The `<file_name>`s of its `<file_ref>`s: its input files.
     pub file_refs: Vec<Text<'a>>,
-    pub unread: Vec<&'a str>,
 }
 
 /// `<result>`: a job (a replica of a workunit) on the host.
@@ -33,7 +32,6 @@ pub struct ResultEl<'a> {
     pub version_num: Option<f64>,
     /// Its output files.
     pub file_refs: Vec<Text<'a>>,
-    pub unread: Vec<&'a str>,
 }
 
 /// `<file>` (or the older `<file_info>`): a file on the host.
@@ -42,7 +40,6 @@ pub struct FileEl<'a> {
     /// "" when absent.
     pub name: Text<'a>,
     pub nbytes: f64,
-    pub unread: Vec<&'a str>,
 }
 
 /// `<active_task>`: a started job's progress.
@@ -51,7 +48,6 @@ pub struct ActiveTask<'a> {
     pub project_master_url: Text<'a>,
     pub result_name: Text<'a>,
     pub fraction_done: f64,
-    pub unread: Vec<&'a str>,
 }
 
 /// The `<file_name>`s of the `<file_ref>` children.
@@ -62,7 +58,18 @@ fn file_refs<'a>(src: &Src<'a>, n: Node<'_, 'a>) -> Vec<Text<'a>> {
         .collect()
 }
 
+// The tags each element reads; the others are listed as not modelled when
+// the element is read (these elements are numerous: they keep no list).
+
 impl<'a> WorkunitEl<'a> {
+    pub const USED: &'static [&'static str] = &[
+        "name",
+        "app_name",
+        "version_num",
+        "rsc_fpops_est",
+        "file_ref",
+    ];
+
     pub fn parse(src: &Src<'a>, w: Node<'_, 'a>) -> Result<WorkunitEl<'a>, ImportError> {
         Ok(WorkunitEl {
             line: src.line(w),
@@ -70,21 +77,24 @@ impl<'a> WorkunitEl<'a> {
             app_name: src.child_text(w, "app_name"),
             rsc_fpops_est: src.opt(w, "rsc_fpops_est", Src::positive)?.map(|x| x.value),
             file_refs: file_refs(src, w),
-            unread: unread(
-                w,
-                &[
-                    "name",
-                    "app_name",
-                    "version_num",
-                    "rsc_fpops_est",
-                    "file_ref",
-                ],
-            ),
         })
     }
 }
 
 impl<'a> ResultEl<'a> {
+    pub const USED: &'static [&'static str] = &[
+        "name",
+        "wu_name",
+        "report_deadline",
+        "received_time",
+        "state",
+        "ready_to_report",
+        "got_server_ack",
+        "plan_class",
+        "version_num",
+        "file_ref",
+    ];
+
     pub fn parse(src: &Src<'a>, r: Node<'_, 'a>) -> Result<ResultEl<'a>, ImportError> {
         let mut done = false;
         for f in ["ready_to_report", "got_server_ack"] {
@@ -94,36 +104,28 @@ impl<'a> ResultEl<'a> {
             // 3: compute error, 4: uploading, 5: uploaded, 6: aborted, 7: upload failed.
             done |= st.value >= 3;
         }
+        let name = src.child_text(r, "name").unwrap_or_default();
+        let wu_name = src.child_text(r, "wu_name");
+        if wu_name.is_none() && !done {
+            return Err(src.err(r, format!("<result> `{name}` has no <wu_name>")));
+        }
         Ok(ResultEl {
             line: src.line(r),
-            name: src.child_text(r, "name").unwrap_or_default(),
-            wu_name: src.child_text(r, "wu_name"),
+            name,
+            wu_name,
             report_deadline: src.opt(r, "report_deadline", Src::num)?.map(|x| x.value),
             received_time: src.opt(r, "received_time", Src::num)?,
             done,
             plan_class: src.child_text(r, "plan_class"),
             version_num: src.opt(r, "version_num", Src::num)?.map(|x| x.value),
             file_refs: file_refs(src, r),
-            unread: unread(
-                r,
-                &[
-                    "name",
-                    "wu_name",
-                    "report_deadline",
-                    "received_time",
-                    "state",
-                    "ready_to_report",
-                    "got_server_ack",
-                    "plan_class",
-                    "version_num",
-                    "file_ref",
-                ],
-            ),
         })
     }
 }
 
 impl<'a> FileEl<'a> {
+    pub const USED: &'static [&'static str] = &["name", "nbytes"];
+
     pub fn parse(src: &Src<'a>, n: Node<'_, 'a>) -> Result<FileEl<'a>, ImportError> {
         Ok(FileEl {
             name: src.child_text(n, "name").unwrap_or_default(),
@@ -131,12 +133,14 @@ impl<'a> FileEl<'a> {
                 Some(c) => src.non_negative(c)?,
                 None => 0.0,
             },
-            unread: unread(n, &["name", "nbytes"]),
         })
     }
 }
 
 impl<'a> ActiveTask<'a> {
+    pub const USED: &'static [&'static str] =
+        &["project_master_url", "result_name", "fraction_done"];
+
     pub fn parse(src: &Src<'a>, at: Node<'_, 'a>) -> Result<ActiveTask<'a>, ImportError> {
         let fraction_done = match child(at, "fraction_done") {
             Some(c) => {
@@ -152,7 +156,6 @@ impl<'a> ActiveTask<'a> {
             project_master_url: src.child_text(at, "project_master_url").unwrap_or_default(),
             result_name: src.child_text(at, "result_name").unwrap_or_default(),
             fraction_done,
-            unread: unread(at, &["project_master_url", "result_name", "fraction_done"]),
         })
     }
 }
@@ -160,7 +163,7 @@ impl<'a> ActiveTask<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::xml::with_root;
+    use crate::xml::{unread, with_root};
 
     #[test]
     fn workunit() {
@@ -174,7 +177,11 @@ mod tests {
         assert_eq!(w.app_name.as_deref(), Some("a"));
         assert_eq!(w.rsc_fpops_est, Some(3.6e13));
         assert_eq!(w.file_refs, vec![Text::Borrowed("in1")]);
-        assert_eq!(w.unread, vec!["rsc_fpops_bound"]);
+        let rest = with_root(
+            "<workunit><name>w</name><rsc_fpops_bound>1</rsc_fpops_bound></workunit>",
+            |_, n| unread(n, WorkunitEl::USED),
+        );
+        assert_eq!(rest, vec!["rsc_fpops_bound"]);
         let e = with_root(
             "<workunit><rsc_fpops_est>nan</rsc_fpops_est></workunit>",
             |s, n| WorkunitEl::parse(s, n).unwrap_err(),
@@ -199,7 +206,10 @@ mod tests {
         assert_eq!(r.report_deadline, Some(100.0));
         assert_eq!(r.plan_class.as_deref(), Some("mt"));
         assert_eq!(r.version_num, Some(7.0));
-        assert_eq!(r.unread, vec!["platform"]);
+        let e = with_root("<result><name>r</name></result>", |s, n| {
+            ResultEl::parse(s, n).unwrap_err()
+        });
+        assert!(e.message.contains("`r` has no <wu_name>"), "{e}");
         for done in [
             "<result><state>5</state></result>",
             "<result><ready_to_report/></result>",
@@ -222,10 +232,7 @@ mod tests {
             "<file><name>f</name><nbytes>1e6</nbytes><status>1</status></file>",
             |s, n| FileEl::parse(s, n).unwrap(),
         );
-        assert_eq!(
-            (&*f.name, f.nbytes, f.unread.clone()),
-            ("f", 1e6, vec!["status"])
-        );
+        assert_eq!((&*f.name, f.nbytes), ("f", 1e6));
         let a = with_root(
             "<active_task><project_master_url>u</project_master_url><result_name>r</result_name>\
              <fraction_done>0.25</fraction_done><slot>0</slot></active_task>",
@@ -235,7 +242,6 @@ mod tests {
             (&*a.project_master_url, &*a.result_name, a.fraction_done),
             ("u", "r", 0.25)
         );
-        assert_eq!(a.unread, vec!["slot"]);
         let e = with_root(
             "<active_task><fraction_done>2</fraction_done></active_task>",
             |s, n| ActiveTask::parse(s, n).unwrap_err(),
