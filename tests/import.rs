@@ -607,3 +607,39 @@ fn import_memory_is_a_small_multiple_of_the_file() {
     assert!(size > 9_000_000, "{size}");
     assert!(grown < 3 * size, "peak grew by {grown} bytes for {size}");
 }
+
+/// The scenario's checks compare projects with each other and jobs with
+/// their project's apps: their numbers are bounded.
+#[test]
+fn hostile_counts_are_bounded() {
+    let mut text = format!("<client_state>\n{HOST}\n");
+    for p in 0..=1000 {
+        text.push_str(&format!(
+            "<project><project_name>p{p}</project_name></project>\n\
+             <app><name>a</name></app><app_version><app_name>a</app_name></app_version>\n"
+        ));
+    }
+    text.push_str("</client_state>\n");
+    let (code, stderr, secs) = import_hostile("projects", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(":2003: <project>: more than 1000 projects"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+
+    let mut text =
+        format!("<client_state>\n{HOST}\n<project><project_name>p</project_name></project>\n");
+    for a in 0..300 {
+        text.push_str(&format!(
+            "<app><name>a{a}</name></app><app_version><app_name>a{a}</app_name></app_version>\n"
+        ));
+    }
+    text.push_str("</client_state>\n");
+    let (code, stderr, _) = import_hostile("apps", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(":3: <project>: project `p` has 300 apps"),
+        "{stderr}"
+    );
+}

@@ -35,6 +35,13 @@ use vcsim_framework::Scenario;
 /// Days simulated by default, and the step: BOINC's files say neither.
 pub const DEFAULT_STEP_SECONDS: f64 = 60.0;
 
+/// Projects in one input, at most (a client is attached to a few dozen):
+/// the scenario's checks compare every project with every other.
+pub const MAX_PROJECTS: usize = 1000;
+/// vcsim apps (an app on one kind of processor) in one project, at most:
+/// every job is checked against its project's apps.
+pub const MAX_APPS_PER_PROJECT: usize = 256;
+
 /// An imported scenario.
 #[derive(Debug, Clone)]
 pub struct Imported {

@@ -152,6 +152,15 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
             un.add(&src, "projects", tag(p));
             continue;
         }
+        if names.len() >= crate::MAX_PROJECTS {
+            return Err(src.err(
+                p,
+                format!(
+                    "more than {} projects: vcsim's limit for one host",
+                    crate::MAX_PROJECTS
+                ),
+            ));
+        }
         let (mut name, name_from) = match child(p, "project_name") {
             Some(c) if !src.text(c).is_empty() => (src.text(c).into_owned(), src.at(c)),
             _ => (
@@ -174,6 +183,16 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         let apps: Vec<Node> = elems(p).filter(|c| tag(*c) == "app").collect();
         if apps.is_empty() {
             return Err(src.err(p, format!("project `{name}` has no <app>")));
+        }
+        if apps.len() > crate::MAX_APPS_PER_PROJECT {
+            return Err(src.err(
+                p,
+                format!(
+                    "project `{name}` has {} apps: vcsim's limit is {}",
+                    apps.len(),
+                    crate::MAX_APPS_PER_PROJECT
+                ),
+            ));
         }
         let mut app_secs = Vec::new();
         let mut lats: Vec<(f64, String)> = Vec::new();

@@ -290,6 +290,17 @@ impl<'s, 'a> Build<'s, 'a> {
                 });
             }
         }
+        if vapps.len() > crate::MAX_APPS_PER_PROJECT {
+            return Err(src.err_at(
+                p.line,
+                "project",
+                format!(
+                    "project `{name}` has {} apps (counting each plan class): vcsim's limit is {}",
+                    vapps.len(),
+                    crate::MAX_APPS_PER_PROJECT
+                ),
+            ));
+        }
         if vapps.is_empty() {
             self.warnings.push(format!(
                 "{}: project `{name}` has no usable app: left out, with its jobs",

@@ -51,6 +51,15 @@ impl<'a> State<'a> {
         match t {
             "host_info" => self.host_info = Some(HostInfo::parse(src, n)?),
             "time_stats" => self.time_stats = Some(TimeStats::parse(src, n)?),
+            "project" if self.groups.len() >= crate::MAX_PROJECTS => {
+                return Err(src.err(
+                    n,
+                    format!(
+                        "more than {} projects: vcsim's limit for one host",
+                        crate::MAX_PROJECTS
+                    ),
+                ));
+            }
             "project" => self.groups.push(Group {
                 project: ProjectEl::parse(src, n)?,
                 apps: vec![],
