@@ -53,7 +53,11 @@ fn real_client_state_with_prefs_and_override() {
     assert_eq!(s.host.gpus.len(), 1);
     assert_eq!(s.host.gpus[0].kind, "nvidia");
     assert_eq!(s.host.gpus[0].count, 2);
-    assert!((s.host.availability.fraction - 0.72).abs() < 1e-12);
+    // <on_frac> is the on/off process; <active_frac> and <gpu_active_frac>
+    // are fractions of the on-time, as in BOINC.
+    assert_eq!(s.host.availability.fraction, 0.9);
+    assert_eq!(s.host.availability.active_fraction, 0.8);
+    assert_eq!(s.host.availability.gpu_active_fraction, 0.7);
     // The override file wins over global_prefs.xml.
     assert_eq!(s.client.work_buf_min_days, 0.5);
     assert_eq!(s.client.max_ncpus_pct, 75.0);
@@ -79,7 +83,6 @@ fn real_client_state_with_prefs_and_override() {
     for t in [
         "<m_nbytes>",
         "<connected_frac>",
-        "<gpu_active_frac>",
         "<dont_request_more_work>",
         "<cpu_usage_limit>",
         "<venue>",
@@ -104,7 +107,12 @@ fn emulator_tags() {
     let one = &s.projects[0];
     assert_eq!(one.availability.fraction, 0.95);
     assert_eq!(one.availability.mean_up_hours, 12.0);
-    assert_eq!(one.latency_bound_days, 2.0);
+    // Each app keeps its own latency bound: the project has the most common
+    // one (here a tie: the longest), `short` its own.
+    assert_eq!(one.latency_bound_days, 7.0);
+    assert_eq!(one.apps[0].latency_bound_days, Some(2.0));
+    assert_eq!(one.apps[1].latency_bound_days, None);
+    assert_eq!(one.apps[1].max_concurrent, 1, "<max_concurrent> of `long`");
     let short = &one.apps[0];
     assert_eq!(
         (
@@ -121,9 +129,9 @@ fn emulator_tags() {
     let g = &s.projects[1].apps[0];
     assert_eq!(g.flops_estimate, 7.2e15);
     let w = imp.warnings.join("\n");
-    assert!(w.contains("<max_concurrent>"), "{w}");
+    assert!(!w.contains("<max_concurrent>"), "{w}");
     assert!(w.contains("<working_set>"), "{w}");
-    assert!(w.contains("different latency bounds"), "{w}");
+    assert!(!w.contains("latency bound"), "{w}");
     insta::assert_snapshot!("emulator_toml", imp.toml);
 }
 
@@ -642,4 +650,73 @@ fn hostile_counts_are_bounded() {
         stderr.contains(":3: <project>: project `p` has 300 apps"),
         "{stderr}"
     );
+}
+
+/// Today's hosts: app_config.xml beside the state (max_concurrent,
+/// project_max_concurrent, GPU and CPU use), apps' own latency bounds, and
+/// the active fractions of the on-time.
+#[test]
+fn todays_host_with_app_config() {
+    let imp = import_path(&fixture("today")).unwrap();
+    round_trip(&imp);
+    let s = &imp.scenario;
+    let av = &s.host.availability;
+    assert_eq!(
+        (av.fraction, av.active_fraction, av.gpu_active_fraction),
+        (0.95, 0.6, 0.6),
+        "gpu_active_frac 0.8 is clamped to active_frac"
+    );
+    let g = &s.projects[0];
+    assert_eq!(g.max_concurrent, 6, "project_max_concurrent");
+    assert_eq!(g.latency_bound_days, 7.0, "the most common: sim and sim/mt");
+    let app = |n: &str| g.apps.iter().find(|a| a.name == n).unwrap();
+    assert_eq!(app("sim").latency_bound_days, None);
+    assert_eq!(app("sim/mt").cpus, 4.0, "<app_version><avg_ncpus>");
+    let r = app("render");
+    assert_eq!(
+        (r.cpus, r.gpu.as_ref().unwrap().count),
+        (0.25, 0.5),
+        "<gpu_versions>"
+    );
+    assert_eq!(r.max_concurrent, 2);
+    assert_eq!(r.latency_bound_days, Some(3.0));
+    assert_eq!(app("long").latency_bound_days, Some(30.0));
+    let d = &s.projects[1];
+    assert_eq!((d.max_concurrent, d.apps[0].max_concurrent), (0, 3));
+    let w = imp.warnings.join("\n");
+    for t in [
+        "<gpu_active_frac> 0.8 at line 20 is more than <active_frac> 0.6",
+        "app_config.xml line 10: project `Gamma@Home` has no app `nosuch`",
+        "projects/orphan.example.com/app_config.xml: no project",
+        "projects/gamma.example.org_gamma/app_config.xml: <app_version>: not modelled by vcsim, ignored: <cmdline>",
+    ] {
+        assert!(w.contains(t), "no warning says {t}:\n{w}");
+    }
+    for t in ["max_concurrent", "latency bound", "one availability"] {
+        assert!(!w.contains(t), "{t} is modelled now:\n{w}");
+    }
+    insta::assert_snapshot!("today_toml", imp.toml);
+    insta::assert_snapshot!("today_warnings", w);
+
+    // The same app_config.xml given as text.
+    let dir = fixture("today");
+    let state = std::fs::read_to_string(dir.join("client_state.xml")).unwrap();
+    let cfg_path = dir.join("projects/gamma.example.org_gamma/app_config.xml");
+    let cfg = std::fs::read_to_string(&cfg_path).unwrap();
+    assert_eq!(
+        vcsim_import::project_dir("https://gamma.example.org/gamma/"),
+        "gamma.example.org_gamma"
+    );
+    let again = vcsim_import::import_client_state_with(
+        (&dir.join("client_state.xml"), &state),
+        None,
+        None,
+        &[vcsim_import::AppConfigText {
+            project_dir: "gamma.example.org_gamma",
+            path: &cfg_path,
+            text: &cfg,
+        }],
+    )
+    .unwrap();
+    assert_eq!(again.scenario, imp.scenario);
 }

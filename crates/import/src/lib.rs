@@ -95,7 +95,21 @@ pub(crate) struct Input {
     pub prefs: Option<(PathBuf, String)>,
     pub override_prefs: Option<(PathBuf, String)>,
     pub host: Option<(PathBuf, String)>,
+    /// `app_config.xml` files: the project directory each is for (BOINC's
+    /// escaped master URL, see [`project_dir`]), its path, its text.
+    pub app_configs: Vec<(String, PathBuf, String)>,
 }
+
+/// An `app_config.xml` given as text, for the project whose directory is
+/// `project_dir` (BOINC's name for it: [`project_dir`] of its master URL).
+#[derive(Debug, Clone, Copy)]
+pub struct AppConfigText<'a> {
+    pub project_dir: &'a str,
+    pub path: &'a Path,
+    pub text: &'a str,
+}
+
+pub use client_state::project_dir;
 
 /// Whether `path` should be read as BOINC input rather than a vcsim TOML
 /// scenario: a directory, or a file ending in `.xml`.
@@ -130,12 +144,14 @@ pub fn import_path(path: &Path) -> Result<Imported, ImportError> {
             prefs: beside("global_prefs.xml", &mut read_warnings)?,
             override_prefs: beside("global_prefs_override.xml", &mut read_warnings)?,
             host: None,
+            app_configs: app_configs(&dir, &mut read_warnings)?,
         },
         Format::Sim2007 => Input {
             main: (main.clone(), main_text),
             prefs: beside("sim_prefs.xml", &mut read_warnings)?,
             override_prefs: None,
             host: beside("sim_host.xml", &mut read_warnings)?,
+            app_configs: Vec::new(),
         },
     };
     let mut imp = run(&input, format)?;
@@ -151,12 +167,32 @@ pub fn import_client_state(
     prefs: Option<(&Path, &str)>,
     override_prefs: Option<(&Path, &str)>,
 ) -> Result<Imported, ImportError> {
+    import_client_state_with(state, prefs, override_prefs, &[])
+}
+
+/// [`import_client_state`] with the projects' `app_config.xml` files.
+pub fn import_client_state_with(
+    state: (&Path, &str),
+    prefs: Option<(&Path, &str)>,
+    override_prefs: Option<(&Path, &str)>,
+    app_configs: &[AppConfigText],
+) -> Result<Imported, ImportError> {
     let own = |x: (&Path, &str)| (x.0.to_path_buf(), x.1.to_string());
     let input = Input {
         main: own(state),
         prefs: prefs.map(own),
         override_prefs: override_prefs.map(own),
         host: None,
+        app_configs: app_configs
+            .iter()
+            .map(|a| {
+                (
+                    a.project_dir.to_string(),
+                    a.path.to_path_buf(),
+                    a.text.to_string(),
+                )
+            })
+            .collect(),
     };
     run(&input, Format::ClientState)
 }
@@ -174,6 +210,7 @@ pub fn import_sim2007(
         prefs: prefs.map(own),
         override_prefs: None,
         host: Some(own(host)),
+        app_configs: Vec::new(),
     };
     run(&input, Format::Sim2007)
 }
@@ -183,6 +220,32 @@ fn run(input: &Input, format: Format) -> Result<Imported, ImportError> {
         Format::ClientState => client_state::import(input),
         Format::Sim2007 => sim2007::import(input),
     }
+}
+
+/// The `app_config.xml` files of BOINC's layout beside a `client_state.xml`:
+/// `projects/<project directory>/app_config.xml`, by directory name.
+fn app_configs(
+    dir: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<(String, PathBuf, String)>, ImportError> {
+    let Ok(rd) = std::fs::read_dir(dir.join("projects")) else {
+        return Ok(Vec::new());
+    };
+    let mut found: Vec<(String, PathBuf)> = rd
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.path().join("app_config.xml"),
+            )
+        })
+        .filter(|(_, p)| p.is_file())
+        .collect();
+    found.sort();
+    found
+        .into_iter()
+        .map(|(d, p)| Ok((d, p.clone(), read(&p, warnings)?)))
+        .collect()
 }
 
 /// Reads a file as text; bytes that are not UTF-8 are replaced, with a warning.

@@ -274,16 +274,22 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         let mut ps = Section::new("[[project]]");
         ps.put("name", Val::S(name.clone()), name_from);
         ps.put("resource_share", Val::F(share), share_from);
+        // As from a client_state.xml: the most common of the apps' bounds
+        // (the longest of equally common ones); the others on their apps.
+        let count = |l: f64| lats.iter().filter(|o| (o.0 - l).abs() <= 1e-6).count();
         let (lat, lat_from) = lats
             .iter()
-            .min_by(|x, y| x.0.total_cmp(&y.0))
+            .max_by(|x, y| count(x.0).cmp(&count(y.0)).then(x.0.total_cmp(&y.0)))
             .cloned()
             .unwrap_or((86400.0, String::new()));
-        if lats.iter().any(|o| (o.0 - lat).abs() > 1e-6) {
-            warnings.push(format!(
-                "{}: project `{name}`: apps have different <latency_bound>s; vcsim has one per project: the shortest is used",
-                src.name()
-            ));
+        for (i, (l, from)) in lats.iter().enumerate() {
+            if (l - lat).abs() > 1e-6 {
+                app_secs[i].put(
+                    "latency_bound_days",
+                    Val::F(l / 86400.0),
+                    format!("<latency_bound> / 86400 = {from}; differs from the project's"),
+                );
+            }
         }
         ps.put(
             "latency_bound_days",

@@ -72,6 +72,12 @@ impl<'a> Src<'a> {
         Ok(src)
     }
 
+    /// Names the file `name` in comments and warnings, instead of its file name.
+    pub fn with_name(mut self, name: String) -> Src<'a> {
+        self.name = name;
+        self
+    }
+
     /// The root element's tag.
     pub fn root_tag(&self) -> &'a str {
         self.root_name

@@ -12,7 +12,8 @@ pub struct AppEl<'a> {
     pub name: Text<'a>,
     /// `<non_cpu_intensive/>` or `<ignore/>` (emulator), in that order, if set.
     pub left_out_by: Vec<&'static str>,
-    pub max_concurrent: Option<Located<f64>>,
+    /// At most this many of its jobs at once (0: no limit).
+    pub max_concurrent: Option<Located<u32>>,
     /// The emulator's latency bound, seconds.
     pub latency_bound: Option<Located<f64>>,
     pub fpops_est: Option<Located<f64>>,
@@ -66,7 +67,7 @@ impl<'a> AppEl<'a> {
                 left_out_by.push(f);
             }
         }
-        let max_concurrent = src.opt(a, "max_concurrent", Src::non_negative)?;
+        let max_concurrent = src.opt(a, "max_concurrent", |s, c| s.whole(c, 0))?;
         let fpops_est = src.opt(a, "fpops_est", Src::positive)?;
         let fpops = match child(a, "fpops") {
             Some(f) => Some(Fpops {
@@ -173,7 +174,7 @@ mod tests {
         assert_eq!(f.mean.map(|m| m.value), Some(7e13));
         assert_eq!(f.std_dev.map(|m| (m.value, m.tag)), Some((1e12, "stdev")));
         assert_eq!(f.unread, vec!["x"]);
-        assert_eq!(a.max_concurrent.map(|m| m.value), Some(1.0));
+        assert_eq!(a.max_concurrent.map(|m| m.value), Some(1));
         assert_eq!(a.weight.map(|m| m.value), Some(2.0));
         assert_eq!(a.unread, vec!["user_friendly_name"]);
     }

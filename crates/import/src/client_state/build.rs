@@ -2,6 +2,7 @@
 //! app on one kind of processor each) and its jobs.
 
 use crate::client_state::app::{AppEl, AppVersionEl};
+use crate::client_state::app_config::AppConfig;
 use crate::client_state::host::Coproc;
 use crate::client_state::state::Group;
 use crate::client_state::work::{ResultEl, WorkunitEl};
@@ -37,11 +38,13 @@ pub struct Build<'s, 'a> {
     pub overdue: usize,
 }
 
-/// A BOINC app version, the newest of its plan class.
+/// A BOINC app version, the newest of its plan class, with its CPU and GPU
+/// use after app_config.xml.
 struct Version<'v, 'a> {
     el: &'v AppVersionEl<'a>,
     cpus: f64,
     cpus_from: String,
+    gpu: Option<(String, f64, String)>,
 }
 
 /// A BOINC app's job sizes, before the per-version speed factor.
@@ -69,7 +72,12 @@ struct VApp {
     version_num: i64,
     cpus: f64,
     cpus_from: String,
-    gpu: Option<(String, f64)>,
+    /// Kind, count per job, and where the count came from.
+    gpu: Option<(String, f64, String)>,
+    /// BOINC's cap on the app's concurrent jobs, with where it came from.
+    max_concurrent: Option<(u32, String)>,
+    /// The app's own latency bound, seconds, where it differs from the project's.
+    latency: Option<(f64, String)>,
     /// vcsim's speed for a job / the app version's `<flops>`.
     scale: f64,
     scale_note: String,
@@ -82,7 +90,13 @@ struct VApp {
 impl<'s, 'a> Build<'s, 'a> {
     /// Writes the sections of project `gi` (`[[project]]`, schedulers, apps,
     /// jobs) to `out`, unless it is left out.
-    pub fn project(&mut self, gi: usize, g: &Group<'a>, out: &mut Out) -> Result<(), ImportError> {
+    pub fn project(
+        &mut self,
+        gi: usize,
+        g: &Group<'a>,
+        cfg: Option<&AppConfig<'a>>,
+        out: &mut Out,
+    ) -> Result<(), ImportError> {
         let src = self.src;
         let p = &g.project;
         let url = p.url().to_string();
@@ -195,18 +209,12 @@ impl<'s, 'a> Build<'s, 'a> {
                     src.name()
                 ));
             }
-            if let Some(c) = &a.max_concurrent {
-                self.warnings.push(format!(
-                    "{}: app `{an}` of `{name}`: <max_concurrent> {} is not modelled: vcsim runs as many as fit",
-                    src.name(),
-                    c.value
-                ));
-            }
             self.un.add_all(src, "app", &a.unread);
             if !a.left_out_by.is_empty() {
                 continue;
             }
-            let versions = self.newest_versions(versions_of.get(an).map_or(&[][..], |v| v));
+            let versions =
+                self.newest_versions(an, versions_of.get(an).map_or(&[][..], |v| v), cfg);
             if versions.is_empty() {
                 self.warnings.push(format!(
                     "{}: app `{an}` of `{name}` has no <app_version>: left out, with its jobs",
@@ -217,8 +225,23 @@ impl<'s, 'a> Build<'s, 'a> {
             let app_wus = wus_of.get(an).map_or(&[][..], |v| v);
             let app_results = results_of.get(an).map_or(&[][..], |v| v);
             sizes.insert(an.to_string(), self.sizes(a, app_wus));
-            if let Some(l) = self.latency(a, app_results) {
-                latencies.push(l);
+            let latency = self.latency(a, app_results);
+            // app_config.xml's cap wins over the emulator's <max_concurrent>.
+            let cap = match cfg.and_then(|c| c.apps.iter().rev().find(|x| x.name == an)) {
+                Some(ac) if ac.max_concurrent.is_some() => ac
+                    .max_concurrent
+                    .map(|m| (m.value, cfg.map_or(String::new(), |c| c.at(&m)))),
+                _ => a.max_concurrent.map(|m| (m.value, src.at_l(&m))),
+            }
+            .filter(|m| m.0 > 0);
+            if let Some((m, _)) = &cap {
+                if versions.len() > 1 {
+                    self.warnings.push(format!(
+                        "{}: app `{an}` of `{name}`: BOINC's <max_concurrent> {m} counts the jobs of all its {} versions together; vcsim caps each version at {m}",
+                        src.name(),
+                        versions.len()
+                    ));
+                }
             }
             let (weight, weight_from) = match &a.weight {
                 Some(c) => (c.value, src.at_l(c)),
@@ -246,19 +269,16 @@ impl<'s, 'a> Build<'s, 'a> {
                 } else {
                     format!("{an}/{}", v.el.plan_class)
                 };
-                let (speed, gpu) = match &v.el.coproc {
-                    Some(c) => {
-                        let speed = match self.gpus.iter().find(|g| g.kind == c.kind) {
-                            Some(g) => g.peak_flops.map(|f| f * c.count),
-                            None => {
-                                self.gpu_apps_missing
-                                    .push(format!("`{vname}` of `{name}` ({})", c.kind));
-                                None
-                            }
-                        };
-                        (speed, Some((c.kind.clone(), c.count)))
-                    }
-                    None => (Some(v.cpus * self.cpu_flops), None),
+                let speed = match &v.gpu {
+                    Some((kind, count, _)) => match self.gpus.iter().find(|g| &g.kind == kind) {
+                        Some(g) => g.peak_flops.map(|f| f * count),
+                        None => {
+                            self.gpu_apps_missing
+                                .push(format!("`{vname}` of `{name}` ({kind})"));
+                            None
+                        }
+                    },
+                    None => Some(v.cpus * self.cpu_flops),
                 };
                 let (scale, scale_note) = match (speed, v.el.flops) {
                     (Some(s), Some(f)) if (s / f - 1.0).abs() > 1e-9 => (
@@ -273,6 +293,15 @@ impl<'s, 'a> Build<'s, 'a> {
                     ),
                     _ => (1.0, String::new()),
                 };
+                // One entry per vcsim app: the project's bound is the one
+                // that the most apps have.
+                if let Some(l) = &latency {
+                    latencies.push(Latency {
+                        seconds: l.seconds,
+                        app: vname.clone(),
+                        from: l.from.clone(),
+                    });
+                }
                 vapps.push(VApp {
                     name: vname,
                     boinc_app: an.to_string(),
@@ -280,7 +309,9 @@ impl<'s, 'a> Build<'s, 'a> {
                     version_num: v.el.version_num,
                     cpus: v.cpus,
                     cpus_from: v.cpus_from,
-                    gpu,
+                    gpu: v.gpu,
+                    max_concurrent: cap.clone(),
+                    latency: latency.as_ref().map(|l| (l.seconds, l.from.clone())),
                     scale,
                     scale_note,
                     weight,
@@ -322,12 +353,30 @@ impl<'s, 'a> Build<'s, 'a> {
         let mut ps = Section::new("[[project]]");
         ps.put("name", Val::S(name.clone()), name_from);
         ps.put("resource_share", Val::F(share), share_from);
-        let lat = self.project_latency(&name, &latencies);
+        let lat = project_latency(&latencies);
         ps.put(
             "latency_bound_days",
             Val::F(lat.seconds / 86400.0),
-            lat.from,
+            lat.from.clone(),
         );
+        // Each app keeps its own bound where it differs from the project's.
+        for va in &mut vapps {
+            if va
+                .latency
+                .as_ref()
+                .is_some_and(|l| (l.0 - lat.seconds).abs() <= 1e-6)
+            {
+                va.latency = None;
+            }
+        }
+        if let Some(m) = cfg.and_then(|c| c.project_max_concurrent.map(|m| (m, c))) {
+            if m.0.value > 0 {
+                ps.put("max_concurrent", Val::I(m.0.value as u64), m.1.at(&m.0));
+            }
+        }
+        if let Some(c) = cfg {
+            self.app_config_warnings(&name, c, &g.apps, &g.versions);
+        }
         if let Some(a) = &p.available {
             let from = format!("<available> of the project, {} line {}", src.name(), a.line);
             ps.put(
@@ -395,7 +444,12 @@ impl<'s, 'a> Build<'s, 'a> {
 
     /// The newest version of each plan class, in order of first appearance;
     /// with the CPUs they use, checked against the host.
-    fn newest_versions<'v>(&mut self, all: &[&'v AppVersionEl<'a>]) -> Vec<Version<'v, 'a>> {
+    fn newest_versions<'v>(
+        &mut self,
+        an: &str,
+        all: &[&'v AppVersionEl<'a>],
+        cfg: Option<&AppConfig>,
+    ) -> Vec<Version<'v, 'a>> {
         let src = self.src;
         let mut newest: Vec<&AppVersionEl> = Vec::new();
         let mut at: HashMap<&str, usize> = HashMap::new();
@@ -424,7 +478,44 @@ impl<'s, 'a> Build<'s, 'a> {
                     Some(c) => (c.value, src.at_l(c)),
                     None => (1.0, "no <avg_ncpus>: BOINC's default".into()),
                 };
-                if el.coproc.is_none() && cpus <= 0.0 {
+                let mut gpu = el.coproc.as_ref().map(|c| {
+                    (
+                        c.kind.clone(),
+                        c.count,
+                        "<coproc> <type>, <count> of the app version".to_string(),
+                    )
+                });
+                if let Some(cfg) = cfg {
+                    // As BOINC applies app_config.xml: first each <app>'s
+                    // <gpu_versions> to its GPU versions (only with both
+                    // values, the CPU use positive), then each <app_version>
+                    // to the versions of its app and plan class.
+                    for ac in cfg.apps.iter().filter(|a| a.name == an) {
+                        if let (Some(g), Some(c), Some(gp)) = (ac.gpu_usage, ac.cpu_usage, &mut gpu) {
+                            if c.value > 0.0 {
+                                gp.1 = g.value;
+                                gp.2 = format!("<coproc> <type> of the app version; count: {}", cfg.at(&g));
+                                cpus = c.value;
+                                cpus_from = cfg.at(&c);
+                            }
+                        }
+                    }
+                    for avc in cfg
+                        .versions
+                        .iter()
+                        .filter(|v| v.app_name == an && v.plan_class == el.plan_class)
+                    {
+                        if let Some(c) = avc.avg_ncpus.filter(|c| c.value > 0.0) {
+                            cpus = c.value;
+                            cpus_from = cfg.at(&c);
+                        }
+                        if let (Some(n), Some(gp)) = (avc.ngpus.filter(|n| n.value > 0.0), &mut gpu) {
+                            gp.1 = n.value;
+                            gp.2 = format!("<coproc> <type> of the app version; count: {}", cfg.at(&n));
+                        }
+                    }
+                }
+                if gpu.is_none() && cpus <= 0.0 {
                     self.warnings.push(format!(
                         "{}: app version at line {} uses no CPU and no GPU: taken as 1 CPU",
                         src.name(),
@@ -442,7 +533,12 @@ impl<'s, 'a> Build<'s, 'a> {
                     cpus_from = format!("{cpus_from}, capped at the host's {ncpus}");
                     cpus = ncpus as f64;
                 }
-                Version { el, cpus, cpus_from }
+                Version {
+                    el,
+                    cpus,
+                    cpus_from,
+                    gpu,
+                }
             })
             .collect()
     }
@@ -533,36 +629,39 @@ impl<'s, 'a> Build<'s, 'a> {
         })
     }
 
-    /// vcsim has one latency bound per project: the shortest of its apps'.
-    fn project_latency(&mut self, name: &str, latencies: &[Latency]) -> Latency {
-        let Some(l) = latencies
-            .iter()
-            .min_by(|x, y| x.seconds.total_cmp(&y.seconds))
-        else {
-            return Latency {
-                seconds: DEFAULT_LATENCY_S,
-                app: String::new(),
-                from: "no <latency_bound> and no job with <received_time>: the BOINC emulator's default 1 day".to_string(),
-            };
-        };
-        if latencies
-            .iter()
-            .any(|o| (o.seconds - l.seconds).abs() > 1e-6)
-        {
-            let all: Vec<String> = latencies
-                .iter()
-                .map(|o| format!("`{}` {:.3} days", o.app, o.seconds / 86400.0))
-                .collect();
-            self.warnings.push(format!(
-                "{}: project `{name}`: apps have different latency bounds ({}); vcsim has one per project: the shortest is used",
-                self.src.name(),
-                all.join(", ")
-            ));
+    /// Warnings on the entries of a project's app_config.xml that match
+    /// nothing, or that BOINC would not apply.
+    fn app_config_warnings(
+        &mut self,
+        name: &str,
+        c: &AppConfig,
+        apps: &[AppEl],
+        versions: &[AppVersionEl],
+    ) {
+        for ac in &c.apps {
+            if !apps.iter().any(|a| a.name == ac.name) {
+                self.warnings.push(format!(
+                    "{} line {}: project `{name}` has no app `{}`: ignored",
+                    c.file, ac.line, ac.name
+                ));
+            } else if (ac.gpu_usage.is_some() || ac.cpu_usage.is_some())
+                && !(ac.gpu_usage.is_some() && ac.cpu_usage.is_some_and(|u| u.value > 0.0))
+            {
+                self.warnings.push(format!(
+                    "{} line {}: <gpu_versions> of app `{}` needs both <gpu_usage> and a positive <cpu_usage>; BOINC ignores it, and so does vcsim",
+                    c.file, ac.line, ac.name
+                ));
+            }
         }
-        Latency {
-            seconds: l.seconds,
-            app: l.app.clone(),
-            from: format!("{} s of app `{}`: {}", num(l.seconds), l.app, l.from),
+        for avc in &c.versions {
+            if !versions.iter().any(|v| {
+                v.app_name.as_deref() == Some(&*avc.app_name) && v.plan_class == avc.plan_class
+            }) {
+                self.warnings.push(format!(
+                    "{} line {}: project `{name}` has no version of app `{}` with plan class `{}`: ignored",
+                    c.file, avc.line, avc.app_name, avc.plan_class
+                ));
+            }
         }
     }
 
@@ -709,11 +808,11 @@ fn app_section(va: &VApp, sz: &Sizes) -> Section {
         ),
     );
     s.put("cpus", Val::F(va.cpus), va.cpus_from.clone());
-    if let Some((k, c)) = &va.gpu {
+    if let Some((k, c, from)) = &va.gpu {
         s.put(
             "gpu",
             Val::Inline(vec![("kind", Val::S(k.clone())), ("count", Val::F(*c))]),
-            "<coproc> <type>, <count> of the app version",
+            from.clone(),
         );
     }
     let factor = if va.scale != 1.0 {
@@ -763,5 +862,67 @@ fn app_section(va: &VApp, sz: &Sizes) -> Section {
     if !va.weight_from.is_empty() {
         s.put("weight", Val::F(va.weight), va.weight_from.clone());
     }
+    if let Some((l, from)) = &va.latency {
+        s.put(
+            "latency_bound_days",
+            Val::F(l / 86400.0),
+            format!("{} s: {from}; differs from the project's", num(*l)),
+        );
+    }
+    if let Some((m, from)) = &va.max_concurrent {
+        s.put("max_concurrent", Val::I(*m as u64), from.clone());
+    }
     s
+}
+
+/// The project's latency bound: the most common of its apps' bounds, the
+/// longest of equally common ones; apps whose bound differs keep their own
+/// (`latency_bound_days` on the app). Every app with a known bound is thus
+/// simulated with it; the choice only decides which apps need their own key
+/// (the fewest), and which bound new kinds of work would get (the most
+/// generous of the usual ones).
+fn project_latency(latencies: &[Latency]) -> Latency {
+    let mut best: Option<(&Latency, usize)> = None;
+    for l in latencies {
+        let n = latencies
+            .iter()
+            .filter(|o| (o.seconds - l.seconds).abs() <= 1e-6)
+            .count();
+        let better = match best {
+            None => true,
+            Some((b, bn)) => n > bn || (n == bn && l.seconds > b.seconds + 1e-6),
+        };
+        if better {
+            best = Some((l, n));
+        }
+    }
+    match best {
+        None => Latency {
+            seconds: DEFAULT_LATENCY_S,
+            app: String::new(),
+            from: "no <latency_bound> and no job with <received_time>: the BOINC emulator's default 1 day".to_string(),
+        },
+        Some((l, n)) => Latency {
+            seconds: l.seconds,
+            app: l.app.clone(),
+            from: if n == latencies.len() {
+                format!("{} s of app `{}`: {}", num(l.seconds), l.app, l.from)
+            } else if n == 1 {
+                format!(
+                    "{} s, the longest of the apps' bounds, which all differ; app `{}`: {}",
+                    num(l.seconds),
+                    l.app,
+                    l.from
+                )
+            } else {
+                format!(
+                    "{} s, the most common of the apps' bounds ({n} of {}); app `{}`: {}",
+                    num(l.seconds),
+                    latencies.len(),
+                    l.app,
+                    l.from
+                )
+            },
+        },
+    }
 }

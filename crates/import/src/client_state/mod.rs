@@ -7,6 +7,7 @@
 //! module puts the scenario together.
 
 mod app;
+mod app_config;
 mod build;
 mod host;
 mod project;
@@ -17,7 +18,10 @@ mod work;
 use crate::emit::num;
 use crate::xml::{Src, Unmodelled};
 use crate::{prefs, scenario_head, ImportError, Input};
+pub use app_config::project_dir;
+use app_config::AppConfig;
 use state::State;
+use std::collections::HashMap;
 
 /// Days simulated: BOINC's files do not say; the emulator's default
 /// `--duration` is one day.
@@ -63,6 +67,21 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
     }
     let t0 = time_stats::start_time(&src, ts, st.newest_received);
 
+    // ---- the projects' app_config.xml, by project directory ----
+    let cfg_srcs: Vec<(&String, Src)> = inp
+        .app_configs
+        .iter()
+        .map(|(d, p, t)| {
+            let name = format!("projects/{d}/app_config.xml");
+            Ok((d, Src::parse(p, t)?.with_name(name)))
+        })
+        .collect::<Result<_, ImportError>>()?;
+    let mut cfgs: HashMap<&str, AppConfig> = HashMap::new();
+    for (d, s) in &cfg_srcs {
+        let c = AppConfig::read(s, s.name(), &mut un)?;
+        cfgs.insert(d.as_str(), c);
+    }
+
     // ---- projects ----
     let groups = std::mem::take(&mut st.groups);
     let mut b = build::Build {
@@ -82,13 +101,27 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
     };
     // Each project's elements are dropped once it is written.
     let mut out = crate::Out::default();
+    let mut used_cfgs = std::collections::HashSet::new();
     for (gi, g) in groups.into_iter().enumerate() {
-        b.project(gi, &g, &mut out)?;
+        let dir = project_dir(g.project.url());
+        let cfg = cfgs.get(dir.as_str());
+        if cfg.is_some() {
+            used_cfgs.insert(dir);
+        }
+        b.project(gi, &g, cfg, &mut out)?;
     }
     if b.names.is_empty() {
         return Err(src.root_err("no project with a usable app: nothing to simulate"));
     }
     let (finished, overdue, missing) = (b.finished, b.overdue, b.gpu_apps_missing);
+    for (d, _) in &cfg_srcs {
+        if !used_cfgs.contains(d.as_str()) {
+            warnings.push(format!(
+                "projects/{d}/app_config.xml: no project in {} has this directory: ignored",
+                src.name()
+            ));
+        }
+    }
     if finished > 0 {
         warnings.push(format!(
             "{}: {finished} result(s) already computed (or aborted) and waiting to be reported: left out",

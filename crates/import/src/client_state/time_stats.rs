@@ -53,7 +53,13 @@ impl<'a> TimeStats<'a> {
             }
             Ok(v)
         })?;
-        let gpu_active_frac = src.opt(n, "gpu_active_frac", Src::fraction)?;
+        let gpu_active_frac = src.opt(n, "gpu_active_frac", |s, c| {
+            let v = s.num(c)?;
+            if !(0.0..=1.0).contains(&v) {
+                return Err(s.err(c, format!("must be a fraction in [0, 1], found {v}")));
+            }
+            Ok(v)
+        })?;
         let connected_lambda = src.opt(n, "connected_lambda", Src::positive)?;
         let gpu_active_lambda = src.opt(n, "gpu_active_lambda", Src::positive)?;
         let now = src.opt(n, "now", Src::num)?;
@@ -86,15 +92,23 @@ impl<'a> TimeStats<'a> {
                 ));
             }
         }
-        if let Some(g) = &self.gpu_active_frac {
-            if g.value < 1.0 {
+        if let (Some(g), act) = (&self.gpu_active_frac, self.active()) {
+            if g.value > act {
                 warnings.push(format!(
-                    "{}: <gpu_active_frac> {} at line {}: vcsim has one availability for the whole host; GPUs follow the CPUs' <on_frac> x <active_frac>",
+                    "{}: <gpu_active_frac> {} at line {} is more than <active_frac> {act}: BOINC computes on GPUs only while computing is allowed, so gpu_active_fraction = {act}",
                     src.name(),
                     g.value,
                     g.line
                 ));
             }
+        }
+        if let Some(l) = &self.active_lambda {
+            warnings.push(format!(
+                "{}: <active_lambda> {} at line {}: not modelled (vcsim's active_fraction has no period of its own)",
+                src.name(),
+                l.value,
+                l.line
+            ));
         }
         for l in [&self.connected_lambda, &self.gpu_active_lambda]
             .into_iter()
@@ -110,62 +124,65 @@ impl<'a> TimeStats<'a> {
         }
     }
 
-    /// The `[host.availability]` table.
+    /// `<active_frac>`, 1 if absent.
+    fn active(&self) -> f64 {
+        self.active_frac.map_or(1.0, |x| x.value)
+    }
+
+    /// The `[host.availability]` table: the on/off process is BOINC's
+    /// `<on_frac>` (with the emulator's `<on_lambda>`); `<active_frac>` and
+    /// `<gpu_active_frac>` are fractions of the on-time, as in BOINC.
     pub fn availability_section(&self, src: &Src) -> Section {
         let mut av = Section::new("[host.availability]");
-        let on_v = self.on_frac.map_or(1.0, |x| x.value);
-        let act_v = self.active_frac.map_or(1.0, |x| x.value);
-        let frac_from = match (&self.on_frac, &self.active_frac) {
-            (None, None) => "no <on_frac> or <active_frac>: always available".to_string(),
-            _ => format!(
-                "<on_frac> {} x <active_frac> {} in <time_stats>",
-                num(on_v),
-                num(act_v)
+        match &self.on_frac {
+            Some(o) => av.put("fraction", Val::F(o.value), src.at_l(o)),
+            None => av.put("fraction", Val::F(1.0), "no <on_frac>: always on"),
+        };
+        let on = self.on_frac.map_or(1.0, |o| o.value);
+        let (mean_on, mean_from) = match (on < 1.0, self.on_lambda) {
+            (true, Some(l)) => (l.value, src.at_l(&l)),
+            (true, None) => (DEFAULT_LAMBDA_S, "no <on_lambda>: vcsim's default".into()),
+            (false, Some(l)) => (l.value, format!("{} (unused: always on)", src.at_l(&l))),
+            (false, None) => (
+                DEFAULT_LAMBDA_S,
+                "vcsim's default (unused: always on)".into(),
             ),
         };
-        av.put("fraction", Val::F(on_v * act_v), frac_from);
-        let (on_l, act_l) = (self.on_lambda, self.active_lambda);
-        let (mean_on, mean_from) = match (on_v < 1.0, act_v < 1.0) {
-            (true, true) => {
-                let a = on_l.map_or(DEFAULT_LAMBDA_S, |l| l.value);
-                let b = act_l.map_or(DEFAULT_LAMBDA_S, |l| l.value);
-                (
-                    1.0 / (1.0 / a + 1.0 / b),
-                    format!(
-                        "both on and active: 1 / (1/{} + 1/{}) from <on_lambda>, <active_lambda>{}",
-                        num(a),
-                        num(b),
-                        if on_l.is_none() || act_l.is_none() {
-                            " (missing ones: vcsim's default 1000 s)"
-                        } else {
-                            ""
-                        }
-                    ),
-                )
-            }
-            (true, false) => match on_l {
-                Some(l) => (l.value, src.at_l(&l)),
-                None => (DEFAULT_LAMBDA_S, "no <on_lambda>: vcsim's default".into()),
-            },
-            (false, true) => match act_l {
-                Some(l) => (l.value, src.at_l(&l)),
-                None => (
-                    DEFAULT_LAMBDA_S,
-                    "no <active_lambda>: vcsim's default".into(),
-                ),
-            },
-            (false, false) => match on_l.or(act_l) {
-                Some(l) => (
-                    l.value,
-                    format!("{} (unused: always available)", src.at_l(&l)),
-                ),
-                None => (
-                    DEFAULT_LAMBDA_S,
-                    "vcsim's default (unused: always available)".into(),
-                ),
-            },
-        };
         av.put("mean_on_seconds", Val::F(mean_on), mean_from);
+        let act = self.active();
+        match &self.active_frac {
+            Some(a) => av.put(
+                "active_fraction",
+                Val::F(a.value),
+                format!("{}: of the on-time, computing allowed", src.at_l(a)),
+            ),
+            None => av.put(
+                "active_fraction",
+                Val::F(1.0),
+                "no <active_frac>: computing always allowed",
+            ),
+        };
+        match &self.gpu_active_frac {
+            Some(g) if g.value > act => av.put(
+                "gpu_active_fraction",
+                Val::F(act),
+                format!(
+                    "{} is {}, more than <active_frac>: at most active_fraction",
+                    src.at_l(g),
+                    num(g.value)
+                ),
+            ),
+            Some(g) => av.put(
+                "gpu_active_fraction",
+                Val::F(g.value),
+                format!("{}: of the on-time, GPU computing allowed", src.at_l(g)),
+            ),
+            None => av.put(
+                "gpu_active_fraction",
+                Val::F(act),
+                "no <gpu_active_frac>: as active_fraction",
+            ),
+        };
         av
     }
 }
@@ -258,15 +275,34 @@ mod tests {
     }
 
     #[test]
-    fn availability_of_both_processes() {
+    fn availability_fractions_of_the_on_time() {
         with_root(
-            "<time_stats><on_frac>0.5</on_frac><active_frac>0.5</active_frac><on_lambda>2000</on_lambda></time_stats>",
+            "<time_stats><on_frac>0.5</on_frac><active_frac>0.6</active_frac><on_lambda>2000</on_lambda>\
+             <gpu_active_frac>0.4</gpu_active_frac></time_stats>",
             |s, n| {
                 let av = TimeStats::parse(s, n).unwrap().availability_section(s);
                 let text = crate::emit::render(&[], &[av]);
-                assert!(text.contains("fraction = 0.25"), "{text}");
-                // 1 / (1/2000 + 1/1000)
-                assert!(text.contains("mean_on_seconds = 666.666666667"), "{text}");
+                for kv in [
+                    "fraction = 0.5 ",
+                    "mean_on_seconds = 2000.0 ",
+                    "active_fraction = 0.6 ",
+                    "gpu_active_fraction = 0.4 ",
+                ] {
+                    assert!(text.contains(kv), "{kv}: {text}");
+                }
+            },
+        );
+        // The GPU is allowed at most when computing is.
+        with_root(
+            "<time_stats><active_frac>0.5</active_frac><gpu_active_frac>0.9</gpu_active_frac></time_stats>",
+            |s, n| {
+                let t = TimeStats::parse(s, n).unwrap();
+                let text = crate::emit::render(&[], &[t.availability_section(s)]);
+                assert!(text.contains("gpu_active_fraction = 0.5 "), "{text}");
+                assert!(text.contains("fraction = 1.0 "), "{text}");
+                let mut w = Vec::new();
+                t.warnings(s, &mut w);
+                assert!(w[0].contains("more than <active_frac> 0.5"), "{w:?}");
             },
         );
     }
