@@ -716,7 +716,33 @@ fn todays_host_with_app_config() {
             path: &cfg_path,
             text: &cfg,
         }],
+        &vcsim_import::Options::default(),
     )
     .unwrap();
     assert_eq!(again.scenario, imp.scenario);
+}
+
+/// `vcsim import` chooses a run long enough for several latency bounds and
+/// jobs (a 1-day run showed no job on time); a run too short to finish one
+/// job of an app is warned.
+#[test]
+fn run_length_is_chosen_and_short_runs_are_warned() {
+    let imp = import_path(&fixture("emulator")).unwrap();
+    assert_eq!(imp.scenario.duration_days, 35.0, "5 x the 7-day bound");
+    assert!(imp.toml.contains("duration_days = 35.0 "), "{}", imp.toml);
+    let imp = import_path(&fixture("today")).unwrap();
+    assert_eq!(imp.scenario.duration_days, 100.0, "5 x 30 days, capped");
+
+    let short = vcsim_import::Options {
+        duration_days: Some(2.0),
+    };
+    let imp = vcsim_import::import_path_with(&fixture("today"), &short).unwrap();
+    round_trip(&imp);
+    assert_eq!(imp.scenario.duration_days, 2.0);
+    let w = imp.warnings.join("\n");
+    assert!(
+        w.contains("a 2-day run is too short to finish one job of app `long` of `Gamma@Home` (about 17.5 days each on this host, computing 57% of the time): set duration_days to at least 18"),
+        "{w}"
+    );
+    assert!(!w.contains("app `sim`"), "{w}");
 }

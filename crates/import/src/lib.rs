@@ -19,21 +19,33 @@
 #![forbid(unsafe_code)]
 
 mod client_state;
+mod duration;
 mod emit;
 mod prefs;
 mod scan;
 mod sim2007;
 mod xml;
 
-pub use client_state::DEFAULT_DURATION_DAYS;
+pub use duration::{JOB_TIMES, LATENCY_BOUNDS, MAX_DURATION_DAYS, MIN_DURATION_DAYS};
 
 use emit::{Section, Val};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use vcsim_framework::Scenario;
 
-/// Days simulated by default, and the step: BOINC's files say neither.
+/// The step: BOINC's files do not say; the emulator's default `--delta`.
 pub const DEFAULT_STEP_SECONDS: f64 = 60.0;
+
+/// Choices an import leaves to the user.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Options {
+    /// Days to simulate. None: chosen from the projects (at least
+    /// [`MIN_DURATION_DAYS`], [`LATENCY_BOUNDS`] x the longest latency
+    /// bound, [`JOB_TIMES`] x the longest job on this host, at most
+    /// [`MAX_DURATION_DAYS`]). A run too short to finish one job of an app is
+    /// warned either way.
+    pub duration_days: Option<f64>,
+}
 
 /// Projects in one input, at most (a client is attached to a few dozen):
 /// the scenario's checks compare every project with every other.
@@ -98,6 +110,7 @@ pub(crate) struct Input {
     /// `app_config.xml` files: the project directory each is for (BOINC's
     /// escaped master URL, see [`project_dir`]), its path, its text.
     pub app_configs: Vec<(String, PathBuf, String)>,
+    pub options: Options,
 }
 
 /// An `app_config.xml` given as text, for the project whose directory is
@@ -125,6 +138,11 @@ pub fn is_boinc_path(path: &Path) -> bool {
 /// possibly prefixed) or one of those files; the other files of the set are
 /// looked for beside it.
 pub fn import_path(path: &Path) -> Result<Imported, ImportError> {
+    import_path_with(path, &Options::default())
+}
+
+/// [`import_path`] with [`Options`].
+pub fn import_path_with(path: &Path, options: &Options) -> Result<Imported, ImportError> {
     let (main, format, prefix) = locate(path)?;
     let dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut read_warnings = Vec::new();
@@ -145,6 +163,7 @@ pub fn import_path(path: &Path) -> Result<Imported, ImportError> {
             override_prefs: beside("global_prefs_override.xml", &mut read_warnings)?,
             host: None,
             app_configs: app_configs(&dir, &mut read_warnings)?,
+            options: options.clone(),
         },
         Format::Sim2007 => Input {
             main: (main.clone(), main_text),
@@ -152,6 +171,7 @@ pub fn import_path(path: &Path) -> Result<Imported, ImportError> {
             override_prefs: None,
             host: beside("sim_host.xml", &mut read_warnings)?,
             app_configs: Vec::new(),
+            options: options.clone(),
         },
     };
     let mut imp = run(&input, format)?;
@@ -167,15 +187,17 @@ pub fn import_client_state(
     prefs: Option<(&Path, &str)>,
     override_prefs: Option<(&Path, &str)>,
 ) -> Result<Imported, ImportError> {
-    import_client_state_with(state, prefs, override_prefs, &[])
+    import_client_state_with(state, prefs, override_prefs, &[], &Options::default())
 }
 
-/// [`import_client_state`] with the projects' `app_config.xml` files.
+/// [`import_client_state`] with the projects' `app_config.xml` files and
+/// [`Options`].
 pub fn import_client_state_with(
     state: (&Path, &str),
     prefs: Option<(&Path, &str)>,
     override_prefs: Option<(&Path, &str)>,
     app_configs: &[AppConfigText],
+    options: &Options,
 ) -> Result<Imported, ImportError> {
     let own = |x: (&Path, &str)| (x.0.to_path_buf(), x.1.to_string());
     let input = Input {
@@ -193,6 +215,7 @@ pub fn import_client_state_with(
                 )
             })
             .collect(),
+        options: options.clone(),
     };
     run(&input, Format::ClientState)
 }
@@ -211,6 +234,7 @@ pub fn import_sim2007(
         override_prefs: None,
         host: Some(own(host)),
         app_configs: Vec::new(),
+        options: Options::default(),
     };
     run(&input, Format::Sim2007)
 }
@@ -373,11 +397,8 @@ pub(crate) fn scenario_head(name: &str, description: &str, start_note: &str) -> 
         Val::I(1),
         "BOINC's files have no seed: vcsim's default",
     );
-    s.put(
-        "duration_days",
-        Val::F(DEFAULT_DURATION_DAYS),
-        "BOINC's files do not say: the emulator's default --duration, 1 day",
-    );
+    // Chosen in `finish`, from the projects.
+    s.put("duration_days", Val::F(MIN_DURATION_DAYS), "");
     s.put(
         "step_seconds",
         Val::F(DEFAULT_STEP_SECONDS),
@@ -433,9 +454,10 @@ impl Out {
 pub(crate) fn finish(
     main: &Path,
     inputs: &[String],
-    head_sections: Vec<Section>,
+    mut head_sections: Vec<Section>,
     out: Out,
-    warnings: Vec<String>,
+    mut warnings: Vec<String>,
+    options: &Options,
 ) -> Result<Imported, ImportError> {
     let invalid = |m: String| ImportError {
         file: main.to_path_buf(),
@@ -450,9 +472,27 @@ pub(crate) fn finish(
         ),
         "Each comment says where the value came from. Written by `vcsim import`.".to_string(),
     ];
-    let head_toml = emit::render(&head, &head_sections);
-    let mut scenario: Scenario = toml::from_str(&head_toml)
-        .map_err(|e: toml::de::Error| invalid(e.message().trim().to_string()))?;
+    let parse = |sections: &[Section]| -> Result<(String, Scenario), ImportError> {
+        let text = emit::render(&head, sections);
+        let s = toml::from_str(&text)
+            .map_err(|e: toml::de::Error| invalid(e.message().trim().to_string()))?;
+        Ok((text, s))
+    };
+    // The run's length needs the host and the projects.
+    let (_, first) = parse(&head_sections)?;
+    let (days, why, short) = duration::choose(&first.host, &out.projects, options.duration_days);
+    if let Some(e) = head_sections
+        .first_mut()
+        .and_then(|s| s.entries.iter_mut().find(|e| e.key == "duration_days"))
+    {
+        e.val = Val::F(days);
+        e.note = format!("BOINC's files do not say: {why}");
+        if options.duration_days.is_some() {
+            e.note = why;
+        }
+    }
+    warnings.extend(short);
+    let (head_toml, mut scenario) = parse(&head_sections)?;
     scenario.projects = out.projects;
     // The head goes in front of the projects' text, which is not copied.
     let mut toml = out.toml;

@@ -2,7 +2,6 @@
 //! Anderson and McLeod 2007): `sim_projects.xml`, `sim_host.xml`,
 //! `sim_prefs.xml`.
 
-use crate::client_state::DEFAULT_DURATION_DAYS;
 use crate::emit::{num, Section, Val};
 use crate::xml::{child, elems, tag, Src, Unmodelled};
 use crate::{prefs, scenario_head, ImportError, Input};
@@ -345,7 +344,6 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         ),
         &silent,
     );
-    let _ = DEFAULT_DURATION_DAYS;
     let stem = ppath
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -365,5 +363,12 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         })?;
     }
     warnings.extend(un.warnings());
-    crate::finish(ppath, &inputs, vec![top, host, av, client], out, warnings)
+    crate::finish(
+        ppath,
+        &inputs,
+        vec![top, host, av, client],
+        out,
+        warnings,
+        &inp.options,
+    )
 }

@@ -23,10 +23,6 @@ use app_config::AppConfig;
 use state::State;
 use std::collections::HashMap;
 
-/// Days simulated: BOINC's files do not say; the emulator's default
-/// `--duration` is one day.
-pub const DEFAULT_DURATION_DAYS: f64 = 1.0;
-
 pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
     let (state_path, state_text) = &inp.main;
     let src = Src::parse(state_path, state_text)?;
@@ -190,5 +186,5 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
     head.extend(gpu_secs);
     head.push(client);
     warnings.extend(un.warnings());
-    crate::finish(state_path, &inputs, head, out, warnings)
+    crate::finish(state_path, &inputs, head, out, warnings, &inp.options)
 }
