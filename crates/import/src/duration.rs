@@ -86,7 +86,7 @@ pub fn choose(
                     why = format!(
                         "{} x the longest latency bound, {} days of app `{}` of `{}`",
                         d(LATENCY_BOUNDS),
-                        d((l * 100.0).round() / 100.0),
+                        d((l * 1000.0).round() / 1000.0),
                         a.app,
                         a.project
                     );

@@ -3,7 +3,8 @@
 //! Two formats:
 //! - a client's `client_state.xml` (a real client's, or the input of BOINC's
 //!   client emulator with its extra tags), with `global_prefs.xml` and
-//!   `global_prefs_override.xml` beside it;
+//!   `global_prefs_override.xml` beside it, and the projects'
+//!   `projects/<project directory>/app_config.xml`;
 //! - the three inputs of BOINC's 2007 client simulator: `sim_projects.xml`,
 //!   `sim_host.xml`, `sim_prefs.xml`.
 //!
@@ -12,9 +13,13 @@
 //!
 //! The result is a commented vcsim scenario (TOML) whose comments say where
 //! each value came from, the [`Scenario`] it loads as, and warnings that list
-//! everything present in the input that vcsim does not model. Malformed input
-//! is an [`ImportError`] naming the file, the element and the line. Nothing
-//! here panics on bad input.
+//! everything present in the input that vcsim does not model. The run's
+//! length is chosen from the projects ([`Options`] can set it). Malformed
+//! input is an [`ImportError`] naming the file, the element and the line.
+//! Nothing here panics on bad input, and time and memory stay in proportion
+//! to the input, whatever it is: a first pass (`scan`) refuses DTDs, deep
+//! nesting and the other shapes that would make the parser slow, and a
+//! `client_state.xml` is parsed one top-level element at a time.
 
 #![forbid(unsafe_code)]
 
