@@ -797,3 +797,44 @@ fn book_commands_run() {
         assert!(Path::new(path).is_file(), "{name} was not written");
     }
 }
+
+/// app_config.xml entries are matched with the project's apps through maps,
+/// not by comparing every entry with every app (8,000 x 50,000 here). The
+/// file itself is read whole, so roxmltree's node limit bounds it.
+#[test]
+fn hostile_app_config_is_linear() {
+    let (n, m) = (50_000, 8_000);
+    let mut state = format!(
+        "<client_state>{HOST}<project><master_url>https://p.example/</master_url></project>\n\
+         <app><name>a</name></app><app_version><app_name>a</app_name></app_version>\n"
+    );
+    let mut cfg = String::from("<app_config>\n");
+    for i in 0..n {
+        state.push_str(&format!("<app><name>x{i}</name></app>\n"));
+    }
+    for i in 0..m {
+        cfg.push_str(&format!(
+            "<app><name>y{i}</name><max_concurrent>1</max_concurrent></app>\
+             <app_version><app_name>a</app_name><plan_class>p{i}</plan_class></app_version>\n"
+        ));
+    }
+    state.push_str("</client_state>\n");
+    cfg.push_str("</app_config>\n");
+    let t = Instant::now();
+    let imp = vcsim_import::import_client_state_with(
+        (Path::new("client_state.xml"), &state),
+        None,
+        None,
+        &[vcsim_import::AppConfigText {
+            project_dir: "p.example",
+            path: Path::new("app_config.xml"),
+            text: &cfg,
+        }],
+        &vcsim_import::Options::default(),
+    )
+    .unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(imp.scenario.projects[0].apps.len(), 1);
+    assert!(imp.warnings.len() >= n + 2 * m, "{}", imp.warnings.len());
+    assert!(secs < 10.0, "{secs} s");
+}

@@ -125,6 +125,7 @@ impl<'a> Src<'a> {
             nodes_limit: MAX_NODES_PER_ELEMENT,
         };
         let start = range.start;
+        let whole = range.len() == self.text.len();
         Document::parse_with_options(&self.text[range], opts).map_err(|e| {
             if let roxmltree::Error::NodesLimitReached = e {
                 let name = Scanner::start(&self.text[start..])
@@ -134,9 +135,13 @@ impl<'a> Src<'a> {
                     file: self.path.to_path_buf(),
                     line: Some(self.line_at(start)),
                     element: name,
-                    message: format!(
-                        "more than {MAX_NODES_PER_ELEMENT} XML nodes in one element: refused"
-                    ),
+                    message: if whole {
+                        format!("more than {MAX_NODES_PER_ELEMENT} XML nodes in the file: refused")
+                    } else {
+                        format!(
+                            "more than {MAX_NODES_PER_ELEMENT} XML nodes in one element: refused"
+                        )
+                    },
                 };
             }
             // roxmltree's positions are relative to the slice.

@@ -6,6 +6,7 @@
 use crate::xml::{child, elems, tag, Located, Src, Text, Unmodelled};
 use crate::ImportError;
 use roxmltree::Node;
+use std::collections::HashMap;
 
 /// BOINC's directory for a project: its master URL without the scheme,
 /// every character other than letters, digits, `.`, `-` and `_` made `_`,
@@ -39,6 +40,10 @@ pub struct AppConfig<'a> {
     pub apps: Vec<AppCfg<'a>>,
     pub versions: Vec<AppVersionCfg<'a>>,
     pub project_max_concurrent: Option<Located<u32>>,
+    /// Indices in `apps` by app name, in file order.
+    apps_by_name: HashMap<Text<'a>, Vec<usize>>,
+    /// Indices in `versions` by app name and plan class, in file order.
+    versions_by_name: HashMap<Text<'a>, HashMap<Text<'a>, Vec<usize>>>,
 }
 
 /// `<app>` of `app_config.xml`.
@@ -87,6 +92,8 @@ impl<'a> AppConfig<'a> {
             apps: Vec::new(),
             versions: Vec::new(),
             project_max_concurrent: None,
+            apps_by_name: HashMap::new(),
+            versions_by_name: HashMap::new(),
         };
         for n in elems(root) {
             match tag(n) {
@@ -102,7 +109,41 @@ impl<'a> AppConfig<'a> {
                 t => un.add(src, "app_config", t),
             }
         }
+        for (i, a) in cfg.apps.iter().enumerate() {
+            cfg.apps_by_name.entry(a.name.clone()).or_default().push(i);
+        }
+        for (i, v) in cfg.versions.iter().enumerate() {
+            cfg.versions_by_name
+                .entry(v.app_name.clone())
+                .or_default()
+                .entry(v.plan_class.clone())
+                .or_default()
+                .push(i);
+        }
         Ok(cfg)
+    }
+
+    /// The `<app>` entries for `name`, in file order.
+    pub fn apps_named<'s>(&'s self, name: &str) -> impl DoubleEndedIterator<Item = &'s AppCfg<'a>> {
+        self.apps_by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.apps[i])
+    }
+
+    /// The `<app_version>` entries for an app and plan class, in file order.
+    pub fn versions_of<'s>(
+        &'s self,
+        app: &str,
+        plan_class: &str,
+    ) -> impl Iterator<Item = &'s AppVersionCfg<'a>> {
+        self.versions_by_name
+            .get(app)
+            .and_then(|m| m.get(plan_class))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.versions[i])
     }
 
     /// Where a value of this file came from, for a comment.

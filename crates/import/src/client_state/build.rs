@@ -227,7 +227,7 @@ impl<'s, 'a> Build<'s, 'a> {
             sizes.insert(an.to_string(), self.sizes(a, app_wus));
             let latency = self.latency(a, app_results);
             // app_config.xml's cap wins over the emulator's <max_concurrent>.
-            let cap = match cfg.and_then(|c| c.apps.iter().rev().find(|x| x.name == an)) {
+            let cap = match cfg.and_then(|c| c.apps_named(an).next_back()) {
                 Some(ac) if ac.max_concurrent.is_some() => ac
                     .max_concurrent
                     .map(|m| (m.value, cfg.map_or(String::new(), |c| c.at(&m)))),
@@ -490,7 +490,7 @@ impl<'s, 'a> Build<'s, 'a> {
                     // <gpu_versions> to its GPU versions (only with both
                     // values, the CPU use positive), then each <app_version>
                     // to the versions of its app and plan class.
-                    for ac in cfg.apps.iter().filter(|a| a.name == an) {
+                    for ac in cfg.apps_named(an) {
                         if let (Some(g), Some(c), Some(gp)) = (ac.gpu_usage, ac.cpu_usage, &mut gpu) {
                             if c.value > 0.0 {
                                 gp.1 = g.value;
@@ -500,11 +500,7 @@ impl<'s, 'a> Build<'s, 'a> {
                             }
                         }
                     }
-                    for avc in cfg
-                        .versions
-                        .iter()
-                        .filter(|v| v.app_name == an && v.plan_class == el.plan_class)
-                    {
+                    for avc in cfg.versions_of(an, &el.plan_class) {
                         if let Some(c) = avc.avg_ncpus.filter(|c| c.value > 0.0) {
                             cpus = c.value;
                             cpus_from = cfg.at(&c);
@@ -638,8 +634,13 @@ impl<'s, 'a> Build<'s, 'a> {
         apps: &[AppEl],
         versions: &[AppVersionEl],
     ) {
+        let app_names: HashSet<&str> = apps.iter().map(|a| &*a.name).collect();
+        let version_names: HashSet<(&str, &str)> = versions
+            .iter()
+            .filter_map(|v| Some((v.app_name.as_deref()?, &*v.plan_class)))
+            .collect();
         for ac in &c.apps {
-            if !apps.iter().any(|a| a.name == ac.name) {
+            if !app_names.contains(&*ac.name) {
                 self.warnings.push(format!(
                     "{} line {}: project `{name}` has no app `{}`: ignored",
                     c.file, ac.line, ac.name
@@ -654,9 +655,7 @@ impl<'s, 'a> Build<'s, 'a> {
             }
         }
         for avc in &c.versions {
-            if !versions.iter().any(|v| {
-                v.app_name.as_deref() == Some(&*avc.app_name) && v.plan_class == avc.plan_class
-            }) {
+            if !version_names.contains(&(&*avc.app_name, &*avc.plan_class)) {
                 self.warnings.push(format!(
                     "{} line {}: project `{name}` has no version of app `{}` with plan class `{}`: ignored",
                     c.file, avc.line, avc.app_name, avc.plan_class
