@@ -925,3 +925,41 @@ fn project_latency(latencies: &[Latency]) -> Latency {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lat(days: &[f64]) -> Vec<Latency> {
+        days.iter()
+            .enumerate()
+            .map(|(i, d)| Latency {
+                seconds: d * 86400.0,
+                app: format!("a{i}"),
+                from: "f".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn project_latency_is_the_most_common_then_the_longest() {
+        let l = project_latency(&lat(&[2.0, 7.0, 2.0]));
+        assert_eq!(l.seconds, 2.0 * 86400.0);
+        assert!(
+            l.from
+                .contains("the most common of the apps' bounds (2 of 3)"),
+            "{}",
+            l.from
+        );
+        let l = project_latency(&lat(&[2.0, 7.0]));
+        assert_eq!(l.seconds, 7.0 * 86400.0);
+        assert!(
+            l.from.contains("the longest of the apps' bounds"),
+            "{}",
+            l.from
+        );
+        let l = project_latency(&lat(&[3.0, 3.0]));
+        assert_eq!(l.from, "259200.0 s of app `a0`: f");
+        assert_eq!(project_latency(&[]).seconds, DEFAULT_LATENCY_S);
+    }
+}
