@@ -4,6 +4,7 @@
 use crate::client_state::app::{AppEl, AppVersionEl};
 use crate::client_state::app_config::AppConfig;
 use crate::client_state::host::Coproc;
+use crate::client_state::project::ProjectEl;
 use crate::client_state::state::Group;
 use crate::client_state::work::{ResultEl, WorkunitEl};
 use crate::emit::{num, Section, Val};
@@ -57,6 +58,52 @@ struct Sizes {
     sd_from: String,
 }
 
+/// A project's name and share, with where they came from.
+struct Identity {
+    name: String,
+    name_from: String,
+    share: f64,
+    share_from: String,
+}
+
+/// A project's versions, workunits and results by app name, in file order.
+struct ByApp<'g, 'a> {
+    versions: HashMap<&'g str, Vec<&'g AppVersionEl<'a>>>,
+    wus: HashMap<&'g str, Vec<&'g WorkunitEl<'a>>>,
+    results: HashMap<&'g str, Vec<&'g ResultEl<'a>>>,
+}
+
+impl<'g, 'a> ByApp<'g, 'a> {
+    fn new(g: &'g Group<'a>, wus: &HashMap<&str, &'g WorkunitEl<'a>>) -> ByApp<'g, 'a> {
+        let mut ix = ByApp {
+            versions: HashMap::new(),
+            wus: HashMap::new(),
+            results: HashMap::new(),
+        };
+        for v in &g.versions {
+            if let Some(an) = v.app_name.as_deref() {
+                ix.versions.entry(an).or_default().push(v);
+            }
+        }
+        for w in &g.workunits {
+            if let Some(an) = w.app_name.as_deref() {
+                ix.wus.entry(an).or_default().push(w);
+            }
+        }
+        for r in &g.results {
+            let app = r
+                .wu_name
+                .as_deref()
+                .and_then(|wn| wus.get(wn))
+                .and_then(|w| w.app_name.as_deref());
+            if let Some(an) = app {
+                ix.results.entry(an).or_default().push(r);
+            }
+        }
+        ix
+    }
+}
+
 /// A latency bound of one app, seconds.
 struct Latency {
     seconds: f64,
@@ -100,52 +147,14 @@ impl<'s, 'a> Build<'s, 'a> {
         let src = self.src;
         let p = &g.project;
         let url = p.url().to_string();
-        let (mut name, name_from) = match (&p.project_name, &p.master_url) {
-            (Some(n), _) if !n.value.is_empty() => (n.value.to_string(), src.at_l(n)),
-            (_, Some(u)) if !u.value.is_empty() => (u.value.to_string(), src.at_l(u)),
-            _ => (
-                format!("project{}", gi + 1),
-                format!(
-                    "no <project_name> or <master_url> in <project> at line {}",
-                    p.line
-                ),
-            ),
-        };
-        if self.names.contains(&name) {
-            let new = format!("{name} ({})", gi + 1);
-            self.warnings.push(format!(
-                "{}: a second project named `{name}` at line {}: renamed `{new}`",
-                src.name(),
-                p.line
-            ));
-            name = new;
-        }
-        if let Some(f) = p.skip {
-            self.warnings.push(format!(
-                "{}: project `{name}` is <{f}>: left out, with its jobs",
-                src.name()
-            ));
+        let Some(Identity {
+            name,
+            name_from,
+            share,
+            share_from,
+        }) = self.identity(gi, p)
+        else {
             return Ok(());
-        }
-        for f in &p.unmodelled_flags {
-            self.warnings.push(format!(
-                "{}: project `{name}` has <{f}>: not modelled, imported as an active project",
-                src.name()
-            ));
-        }
-        let (mut share, share_from) = match &p.resource_share {
-            Some(c) => (c.value, src.at_l(c)),
-            None => (100.0, "no <resource_share>: BOINC's default".to_string()),
-        };
-        let share_from = if share == 0.0 {
-            share = 0.01;
-            self.warnings.push(format!(
-                "{}: project `{name}` has resource share 0 (a backup project), which vcsim does not model: given share 0.01",
-                src.name()
-            ));
-            format!("0 (backup project) in {share_from}; vcsim needs a positive share")
-        } else {
-            share_from
         };
         if let Some(a) = &p.available {
             self.un.add_all(src, "project><available", &a.unread);
@@ -161,166 +170,29 @@ impl<'s, 'a> Build<'s, 'a> {
                 .ok_or_else(|| src.err_at(w.line, "workunit", "a <workunit> needs a <name>"))?;
             wus.insert(wn, w);
         }
-        let app_of = |r: &ResultEl| -> Option<&str> {
-            wus.get(r.wu_name.as_deref()?)
-                .and_then(|w| w.app_name.as_deref())
-        };
-        // Versions, workunits and results by app name, in file order.
-        let mut versions_of: HashMap<&str, Vec<&AppVersionEl>> = HashMap::new();
-        for v in &g.versions {
-            if let Some(an) = v.app_name.as_deref() {
-                versions_of.entry(an).or_default().push(v);
-            }
-        }
-        let mut wus_of: HashMap<&str, Vec<&WorkunitEl>> = HashMap::new();
-        for w in &g.workunits {
-            if let Some(an) = w.app_name.as_deref() {
-                wus_of.entry(an).or_default().push(w);
-            }
-        }
-        let mut results_of: HashMap<&str, Vec<&ResultEl>> = HashMap::new();
-        for r in &g.results {
-            if let Some(an) = app_of(r) {
-                results_of.entry(an).or_default().push(r);
-            }
-        }
-        let files = self.files;
-        let file_mb = |refs: &[Text]| -> Option<f64> {
-            let mut total = 0.0;
-            let mut any = false;
-            for f in refs {
-                if let Some(b) = files.get(&(gi, f.clone())) {
-                    total += b;
-                    any = true;
-                }
-            }
-            any.then_some(total / 1e6)
-        };
+        let ix = ByApp::new(g, &wus);
 
         // Apps, each split by processor type into vcsim apps.
         let mut vapps: Vec<VApp> = Vec::new();
-        let mut latencies: Vec<Latency> = Vec::new();
         let mut sizes: HashMap<String, Sizes> = HashMap::new();
         for a in &g.apps {
-            let an: &str = &a.name;
-            for f in &a.left_out_by {
-                self.warnings.push(format!(
-                    "{}: app `{an}` of `{name}` has <{f}>: left out, with its jobs",
-                    src.name()
-                ));
-            }
-            self.un.add_all(src, "app", &a.unread);
-            if !a.left_out_by.is_empty() {
-                continue;
-            }
-            let versions =
-                self.newest_versions(an, versions_of.get(an).map_or(&[][..], |v| v), cfg);
-            if versions.is_empty() {
-                self.warnings.push(format!(
-                    "{}: app `{an}` of `{name}` has no <app_version>: left out, with its jobs",
-                    src.name()
-                ));
-                continue;
-            }
-            let app_wus = wus_of.get(an).map_or(&[][..], |v| v);
-            let app_results = results_of.get(an).map_or(&[][..], |v| v);
-            sizes.insert(an.to_string(), self.sizes(a, app_wus));
-            let latency = self.latency(a, app_results);
-            // app_config.xml's cap wins over the emulator's <max_concurrent>.
-            let cap = match cfg.and_then(|c| c.apps_named(an).next_back()) {
-                Some(ac) if ac.max_concurrent.is_some() => ac
-                    .max_concurrent
-                    .map(|m| (m.value, cfg.map_or(String::new(), |c| c.at(&m)))),
-                _ => a.max_concurrent.map(|m| (m.value, src.at_l(&m))),
-            }
-            .filter(|m| m.0 > 0);
-            if let Some((m, _)) = &cap {
-                if versions.len() > 1 {
-                    self.warnings.push(format!(
-                        "{}: app `{an}` of `{name}`: BOINC's <max_concurrent> {m} counts the jobs of all its {} versions together; vcsim caps each version at {m}",
-                        src.name(),
-                        versions.len()
-                    ));
-                }
-            }
-            let (weight, weight_from) = match &a.weight {
-                Some(c) => (c.value, src.at_l(c)),
-                None => (1.0, String::new()),
-            };
-            let input_mb = {
-                let v: Vec<f64> = app_wus
-                    .iter()
-                    .filter_map(|w| file_mb(&w.file_refs))
-                    .collect();
-                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-            };
-            let output_mb = {
-                let v: Vec<f64> = app_results
-                    .iter()
-                    .filter_map(|r| file_mb(&r.file_refs))
-                    .filter(|m| *m > 0.0)
-                    .collect();
-                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-            };
-            let single = versions.len() == 1;
-            for v in versions {
-                let vname = if single || v.el.plan_class.is_empty() {
-                    an.to_string()
-                } else {
-                    format!("{an}/{}", v.el.plan_class)
-                };
-                let speed = match &v.gpu {
-                    Some((kind, count, _)) => match self.gpus.iter().find(|g| &g.kind == kind) {
-                        Some(g) => g.peak_flops.map(|f| f * count),
-                        None => {
-                            self.gpu_apps_missing
-                                .push(format!("`{vname}` of `{name}` ({kind})"));
-                            None
-                        }
-                    },
-                    None => Some(v.cpus * self.cpu_flops),
-                };
-                let (scale, scale_note) = match (speed, v.el.flops) {
-                    (Some(s), Some(f)) if (s / f - 1.0).abs() > 1e-9 => (
-                        s / f,
-                        format!(
-                            " x {} (vcsim runs it at {} FLOPS, the app version's <flops> at line {} is {}: the run time is kept)",
-                            num(s / f),
-                            num(s),
-                            v.el.line,
-                            num(f)
-                        ),
-                    ),
-                    _ => (1.0, String::new()),
-                };
-                // One entry per vcsim app: the project's bound is the one
-                // that the most apps have.
-                if let Some(l) = &latency {
-                    latencies.push(Latency {
-                        seconds: l.seconds,
-                        app: vname.clone(),
-                        from: l.from.clone(),
-                    });
-                }
-                vapps.push(VApp {
-                    name: vname,
-                    boinc_app: an.to_string(),
-                    plan_class: v.el.plan_class.to_string(),
-                    version_num: v.el.version_num,
-                    cpus: v.cpus,
-                    cpus_from: v.cpus_from,
-                    gpu: v.gpu,
-                    max_concurrent: cap.clone(),
-                    latency: latency.as_ref().map(|l| (l.seconds, l.from.clone())),
-                    scale,
-                    scale_note,
-                    weight,
-                    weight_from: weight_from.clone(),
-                    input_mb,
-                    output_mb,
-                });
+            if let Some((sz, mut v)) = self.app(gi, a, &name, &ix, cfg) {
+                sizes.insert(a.name.to_string(), sz);
+                vapps.append(&mut v);
             }
         }
+        // One entry per vcsim app: the project's bound is the one that the
+        // most apps have.
+        let latencies: Vec<Latency> = vapps
+            .iter()
+            .filter_map(|va| {
+                va.latency.as_ref().map(|(seconds, from)| Latency {
+                    seconds: *seconds,
+                    app: va.name.clone(),
+                    from: from.clone(),
+                })
+            })
+            .collect();
         if vapps.len() > crate::MAX_APPS_PER_PROJECT {
             return Err(src.err_at(
                 p.line,
@@ -431,6 +303,201 @@ impl<'s, 'a> Build<'s, 'a> {
         }
         self.names.insert(name);
         Ok(())
+    }
+
+    /// The project's name and share, with warnings; None if it is left out.
+    fn identity(&mut self, gi: usize, p: &ProjectEl) -> Option<Identity> {
+        let src = self.src;
+        let (mut name, name_from) = match (&p.project_name, &p.master_url) {
+            (Some(n), _) if !n.value.is_empty() => (n.value.to_string(), src.at_l(n)),
+            (_, Some(u)) if !u.value.is_empty() => (u.value.to_string(), src.at_l(u)),
+            _ => (
+                format!("project{}", gi + 1),
+                format!(
+                    "no <project_name> or <master_url> in <project> at line {}",
+                    p.line
+                ),
+            ),
+        };
+        if self.names.contains(&name) {
+            let new = format!("{name} ({})", gi + 1);
+            self.warnings.push(format!(
+                "{}: a second project named `{name}` at line {}: renamed `{new}`",
+                src.name(),
+                p.line
+            ));
+            name = new;
+        }
+        if let Some(f) = p.skip {
+            self.warnings.push(format!(
+                "{}: project `{name}` is <{f}>: left out, with its jobs",
+                src.name()
+            ));
+            return None;
+        }
+        for f in &p.unmodelled_flags {
+            self.warnings.push(format!(
+                "{}: project `{name}` has <{f}>: not modelled, imported as an active project",
+                src.name()
+            ));
+        }
+        let (mut share, share_from) = match &p.resource_share {
+            Some(c) => (c.value, src.at_l(c)),
+            None => (100.0, "no <resource_share>: BOINC's default".to_string()),
+        };
+        let share_from = if share == 0.0 {
+            share = 0.01;
+            self.warnings.push(format!(
+                "{}: project `{name}` has resource share 0 (a backup project), which vcsim does not model: given share 0.01",
+                src.name()
+            ));
+            format!("0 (backup project) in {share_from}; vcsim needs a positive share")
+        } else {
+            share_from
+        };
+        Some(Identity {
+            name,
+            name_from,
+            share,
+            share_from,
+        })
+    }
+
+    /// A BOINC app's sizes and vcsim apps (one per plan class); None if it
+    /// is left out (with a warning).
+    fn app(
+        &mut self,
+        gi: usize,
+        a: &AppEl,
+        project: &str,
+        ix: &ByApp<'_, 'a>,
+        cfg: Option<&AppConfig>,
+    ) -> Option<(Sizes, Vec<VApp>)> {
+        let src = self.src;
+        let an: &str = &a.name;
+        for f in &a.left_out_by {
+            self.warnings.push(format!(
+                "{}: app `{an}` of `{project}` has <{f}>: left out, with its jobs",
+                src.name()
+            ));
+        }
+        self.un.add_all(src, "app", &a.unread);
+        if !a.left_out_by.is_empty() {
+            return None;
+        }
+        let versions = self.newest_versions(an, ix.versions.get(an).map_or(&[][..], |v| v), cfg);
+        if versions.is_empty() {
+            self.warnings.push(format!(
+                "{}: app `{an}` of `{project}` has no <app_version>: left out, with its jobs",
+                src.name()
+            ));
+            return None;
+        }
+        let app_wus = ix.wus.get(an).map_or(&[][..], |v| v);
+        let app_results = ix.results.get(an).map_or(&[][..], |v| v);
+        let sizes = self.sizes(a, app_wus);
+        let latency = self.latency(a, app_results);
+        // app_config.xml's cap wins over the emulator's <max_concurrent>.
+        let cap = match cfg.and_then(|c| c.apps_named(an).next_back()) {
+            Some(ac) if ac.max_concurrent.is_some() => ac
+                .max_concurrent
+                .map(|m| (m.value, cfg.map_or(String::new(), |c| c.at(&m)))),
+            _ => a.max_concurrent.map(|m| (m.value, src.at_l(&m))),
+        }
+        .filter(|m| m.0 > 0);
+        if let Some((m, _)) = &cap {
+            if versions.len() > 1 {
+                self.warnings.push(format!(
+                    "{}: app `{an}` of `{project}`: BOINC's <max_concurrent> {m} counts the jobs of all its {} versions together; vcsim caps each version at {m}",
+                    src.name(),
+                    versions.len()
+                ));
+            }
+        }
+        let (weight, weight_from) = match &a.weight {
+            Some(c) => (c.value, src.at_l(c)),
+            None => (1.0, String::new()),
+        };
+        let input_mb = {
+            let v: Vec<f64> = app_wus
+                .iter()
+                .filter_map(|w| self.file_mb(gi, &w.file_refs))
+                .collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        let output_mb = {
+            let v: Vec<f64> = app_results
+                .iter()
+                .filter_map(|r| self.file_mb(gi, &r.file_refs))
+                .filter(|m| *m > 0.0)
+                .collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        let single = versions.len() == 1;
+        let mut vapps = Vec::new();
+        for v in versions {
+            let vname = if single || v.el.plan_class.is_empty() {
+                an.to_string()
+            } else {
+                format!("{an}/{}", v.el.plan_class)
+            };
+            let speed = match &v.gpu {
+                Some((kind, count, _)) => match self.gpus.iter().find(|g| &g.kind == kind) {
+                    Some(g) => g.peak_flops.map(|f| f * count),
+                    None => {
+                        self.gpu_apps_missing
+                            .push(format!("`{vname}` of `{project}` ({kind})"));
+                        None
+                    }
+                },
+                None => Some(v.cpus * self.cpu_flops),
+            };
+            let (scale, scale_note) = match (speed, v.el.flops) {
+                (Some(s), Some(f)) if (s / f - 1.0).abs() > 1e-9 => (
+                    s / f,
+                    format!(
+                        " x {} (vcsim runs it at {} FLOPS, the app version's <flops> at line {} is {}: the run time is kept)",
+                        num(s / f),
+                        num(s),
+                        v.el.line,
+                        num(f)
+                    ),
+                ),
+                _ => (1.0, String::new()),
+            };
+            vapps.push(VApp {
+                name: vname,
+                boinc_app: an.to_string(),
+                plan_class: v.el.plan_class.to_string(),
+                version_num: v.el.version_num,
+                cpus: v.cpus,
+                cpus_from: v.cpus_from,
+                gpu: v.gpu,
+                max_concurrent: cap.clone(),
+                latency: latency.as_ref().map(|l| (l.seconds, l.from.clone())),
+                scale,
+                scale_note,
+                weight,
+                weight_from: weight_from.clone(),
+                input_mb,
+                output_mb,
+            });
+        }
+        Some((sizes, vapps))
+    }
+
+    /// The input or output size of a job, MB: its files' sizes in project
+    /// `gi`; None if none is known.
+    fn file_mb(&self, gi: usize, refs: &[Text]) -> Option<f64> {
+        let mut total = 0.0;
+        let mut any = false;
+        for f in refs {
+            if let Some(b) = self.files.get(&(gi, f.clone())) {
+                total += b;
+                any = true;
+            }
+        }
+        any.then_some(total / 1e6)
     }
 
     fn write(&self, out: &mut Out, s: &Section) -> Result<(), ImportError> {
