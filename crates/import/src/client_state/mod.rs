@@ -169,6 +169,12 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
 
     let mut inputs = vec![src.name()];
     inputs.extend(pref_names);
+    inputs.extend(
+        cfg_srcs
+            .iter()
+            .filter(|(d, _)| used_cfgs.contains(d.as_str()))
+            .map(|(_, s)| s.name()),
+    );
     let stem = state_path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
