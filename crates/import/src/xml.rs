@@ -518,3 +518,77 @@ pub fn with_root<T>(
     let doc = src.document().expect("snippet parses");
     f(&src, doc.root_element())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first_error(text: &str) -> ImportError {
+        let src = Src::parse(Path::new("f.xml"), text).unwrap();
+        src.children().find_map(|d| d.err()).expect("an error")
+    }
+
+    #[test]
+    fn errors_in_an_element_are_placed_in_the_file() {
+        // roxmltree sees the element alone; its positions are moved back to
+        // where a parse of the whole file puts them.
+        for (text, line, at) in [
+            ("<r>\n<a/>\n  <b>x &bogus; y</b>\n</r>", 3, "3:8"),
+            ("<r>\n<b>\n\n  <c>&amp;&#xZZ;</c></b></r>", 4, "4:11"),
+            ("<r><b>\u{e9}\u{e9} <c>&x;</c></b></r>", 1, "1:13"),
+        ] {
+            let e = first_error(text);
+            assert_eq!(e.line, Some(line), "{e}");
+            assert!(e.message.ends_with(&format!(" at {at}")), "{e}");
+            let whole = roxmltree::Document::parse(text).unwrap_err();
+            assert_eq!(whole.pos().to_string(), at);
+        }
+    }
+
+    #[test]
+    fn lines_from_the_block_index() {
+        let text = format!("{}\n{}x\n", "a".repeat(200), "b\n".repeat(100));
+        let src = Src::parse(Path::new("f.xml"), "<r/>").unwrap();
+        assert_eq!(src.line_at(0), 1);
+        let src = Src {
+            line_index: {
+                let mut v = Vec::new();
+                let mut line = 1u32;
+                for block in text.as_bytes().chunks(LINE_BLOCK) {
+                    v.push(line);
+                    line += block.iter().filter(|b| **b == b'\n').count() as u32;
+                }
+                v
+            },
+            text: &text,
+            ..src
+        };
+        for (at, _) in text.char_indices().step_by(7) {
+            let want = text[..at].matches('\n').count() + 1;
+            assert_eq!(src.line_at(at), want, "offset {at}");
+        }
+        assert_eq!(src.line_at(text.len() + 10), 103);
+    }
+
+    #[test]
+    fn unmodelled_tags_are_capped() {
+        let src = Src::parse(Path::new("f.xml"), "<r/>").unwrap();
+        let mut un = Unmodelled::default();
+        for i in 0..(MAX_TAGS_PER_PLACE + 5) {
+            un.add(&src, "p", &format!("t{i:05}"));
+        }
+        un.add(&src, "p", "t00000");
+        let w = un.warnings();
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with("f.xml: <p>: not modelled by vcsim, ignored: <t00000> (x2), <t00001>"),
+            "{}",
+            &w[0][..80]
+        );
+        assert!(
+            w[0].ends_with(&format!("and {} more", MAX_TAGS_PER_PLACE + 5 - TAGS_SHOWN)),
+            "{}",
+            w[0]
+        );
+    }
+}
