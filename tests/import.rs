@@ -53,7 +53,11 @@ fn real_client_state_with_prefs_and_override() {
     assert_eq!(s.host.gpus.len(), 1);
     assert_eq!(s.host.gpus[0].kind, "nvidia");
     assert_eq!(s.host.gpus[0].count, 2);
-    assert!((s.host.availability.fraction - 0.72).abs() < 1e-12);
+    // <on_frac> is the on/off process; <active_frac> and <gpu_active_frac>
+    // are fractions of the on-time, as in BOINC.
+    assert_eq!(s.host.availability.fraction, 0.9);
+    assert_eq!(s.host.availability.active_fraction, 0.8);
+    assert_eq!(s.host.availability.gpu_active_fraction, 0.7);
     // The override file wins over global_prefs.xml.
     assert_eq!(s.client.work_buf_min_days, 0.5);
     assert_eq!(s.client.max_ncpus_pct, 75.0);
@@ -79,7 +83,6 @@ fn real_client_state_with_prefs_and_override() {
     for t in [
         "<m_nbytes>",
         "<connected_frac>",
-        "<gpu_active_frac>",
         "<dont_request_more_work>",
         "<cpu_usage_limit>",
         "<venue>",
@@ -104,7 +107,12 @@ fn emulator_tags() {
     let one = &s.projects[0];
     assert_eq!(one.availability.fraction, 0.95);
     assert_eq!(one.availability.mean_up_hours, 12.0);
-    assert_eq!(one.latency_bound_days, 2.0);
+    // Each app keeps its own latency bound: the project has the most common
+    // one (here a tie: the longest), `short` its own.
+    assert_eq!(one.latency_bound_days, 7.0);
+    assert_eq!(one.apps[0].latency_bound_days, Some(2.0));
+    assert_eq!(one.apps[1].latency_bound_days, None);
+    assert_eq!(one.apps[1].max_concurrent, 1, "<max_concurrent> of `long`");
     let short = &one.apps[0];
     assert_eq!(
         (
@@ -121,9 +129,9 @@ fn emulator_tags() {
     let g = &s.projects[1].apps[0];
     assert_eq!(g.flops_estimate, 7.2e15);
     let w = imp.warnings.join("\n");
-    assert!(w.contains("<max_concurrent>"), "{w}");
+    assert!(!w.contains("<max_concurrent>"), "{w}");
     assert!(w.contains("<working_set>"), "{w}");
-    assert!(w.contains("different latency bounds"), "{w}");
+    assert!(!w.contains("latency bound"), "{w}");
     insta::assert_snapshot!("emulator_toml", imp.toml);
 }
 
@@ -405,4 +413,428 @@ fn cli_compare_on_boinc_files() {
         stdout.contains("\"scenario\": \"sim_projects\""),
         "{stdout}"
     );
+}
+
+/// Writes `text` as `client_state.xml` in a directory of its own (`case`)
+/// and runs `vcsim import` on it, timed.
+fn import_hostile(case: &str, text: &str) -> (i32, String, f64) {
+    let dir = tmp(&format!("hostile-{case}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("client_state.xml");
+    std::fs::write(&path, text).unwrap();
+    let t = Instant::now();
+    let (code, _, stderr) = vcsim(&["import", path.to_str().unwrap()]);
+    (code, stderr, t.elapsed().as_secs_f64())
+}
+
+const HOST: &str = "<host_info><p_ncpus>1</p_ncpus><p_fpops>1e9</p_fpops></host_info>";
+
+/// One 50,000-character entity referenced 2,000 times (56 KB of XML, 100 MB
+/// once expanded) took minutes: DTDs are refused at once, naming the line.
+#[test]
+fn hostile_entity_expansion_is_refused() {
+    let text = format!(
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE client_state [<!ENTITY e \"{}\">]>\n<client_state>{HOST}<project><project_name>{}</project_name></project></client_state>\n",
+        "x".repeat(50_000),
+        "&e;".repeat(2_000)
+    );
+    assert!(text.len() > 55_000 && text.len() < 60_000, "{}", text.len());
+    let (code, stderr, secs) = import_hostile("entity", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("client_state.xml:2: <!DOCTYPE>: a document type declaration"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+}
+
+/// 20,000 nested elements overflowed the stack (exit 134).
+#[test]
+fn hostile_deep_nesting_is_refused() {
+    let depth = 20_000;
+    let text = format!(
+        "<client_state>\n{HOST}\n{}{}</client_state>\n",
+        "<a>".repeat(depth),
+        "</a>".repeat(depth)
+    );
+    let (code, stderr, secs) = import_hostile("deep", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("client_state.xml:3: <a>: elements nested more than 100 deep"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+    // The same through `run`.
+    let dir = tmp("hostile-deep");
+    let (code, _, stderr) = vcsim(&["run", dir.join("client_state.xml").to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+/// Text joined from many CDATA sections was copied once per section
+/// (quadratic), and so were attributes compared with each other.
+#[test]
+fn hostile_cdata_and_attributes_are_bounded() {
+    let text = format!(
+        "<client_state>{HOST}\n<project><project_name>{}</project_name></project></client_state>",
+        "x<![CDATA[y]]>".repeat(200_000)
+    );
+    let (code, stderr, secs) = import_hostile("cdata", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(":2: <project_name>: more than 16 CDATA sections in one text"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+
+    let attrs: String = (0..100_000).map(|i| format!(" a{i}=\"v\"")).collect();
+    let text = format!("<client_state>\n{HOST}\n<project{attrs}/></client_state>");
+    let (code, stderr, secs) = import_hostile("attributes", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(":3: <project>: more than 32 attributes"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+
+    // Many children in one element: roxmltree's node limit.
+    let text = format!(
+        "<client_state>\n{HOST}\n<project>{}</project></client_state>",
+        "<x/>".repeat(150_000)
+    );
+    let (code, stderr, secs) = import_hostile("nodes", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(":3: <project>: more than 100000 XML nodes in one element"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+}
+
+/// A client_state.xml of the shape of a real one, `jobs` results long.
+fn big_state(projects: usize, jobs: usize) -> String {
+    let mut s = String::from(
+        "<client_state>\n<host_info><p_ncpus>16</p_ncpus><p_fpops>5e9</p_fpops>\
+         <d_total>1e12</d_total><d_free>5e11</d_free></host_info>\n\
+         <time_stats><on_frac>0.95</on_frac><active_frac>0.9</active_frac><now>1700000000</now></time_stats>\n",
+    );
+    for p in 0..projects {
+        s.push_str(&format!(
+            "<project><master_url>https://p{p}.example/</master_url><project_name>P{p}</project_name>\
+             <resource_share>{}</resource_share><user_name>u</user_name></project>\n\
+             <app><name>a{p}</name></app>\n\
+             <app_version><app_name>a{p}</app_name><version_num>1</version_num><avg_ncpus>1</avg_ncpus><flops>5e9</flops></app_version>\n",
+            100 + p
+        ));
+        for j in 0..jobs {
+            s.push_str(&format!(
+                "<file><name>f{p}_{j}</name><nbytes>1000000</nbytes><status>1</status></file>\n\
+                 <workunit>\n    <name>w{p}_{j}</name>\n    <app_name>a{p}</app_name>\n    <version_num>1</version_num>\n\
+                 \x20   <rsc_fpops_est>{}e12</rsc_fpops_est>\n    <rsc_fpops_bound>1e16</rsc_fpops_bound>\n\
+                 \x20   <file_ref><file_name>f{p}_{j}</file_name><open_name>in</open_name></file_ref>\n</workunit>\n\
+                 <result>\n    <name>w{p}_{j}_0</name>\n    <wu_name>w{p}_{j}</wu_name>\n    <state>2</state>\n\
+                 \x20   <report_deadline>{}</report_deadline>\n    <received_time>1699990000</received_time>\n\
+                 \x20   <platform>x86_64-pc-linux-gnu</platform>\n</result>\n",
+                1 + j % 7,
+                1700000000 + 86400 * (1 + j % 9)
+            ));
+        }
+    }
+    s.push_str("</client_state>\n");
+    s
+}
+
+/// Peak memory (VmHWM) of this process, bytes; None off Linux.
+fn peak_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Run in a process of its own by `import_memory_is_a_small_multiple_of_the_file`.
+#[test]
+fn memory_probe_child() {
+    let Ok(path) = std::env::var("VCSIM_IMPORT_MEMORY_PROBE") else {
+        return;
+    };
+    let before = peak_memory().unwrap_or(0);
+    let imp = import_path(Path::new(&path)).unwrap();
+    let after = peak_memory().unwrap_or(0);
+    println!(
+        "PROBE before={before} after={after} toml={}",
+        imp.toml.len()
+    );
+}
+
+/// A 200 MB client_state.xml took 2.7 GB. The file is read one top-level
+/// element at a time and the scenario written and read back a section at a
+/// time: the peak is a small multiple of the file (here about 10 MB: the
+/// text itself, the written TOML, which is about half as long, and the
+/// elements kept until their project is written).
+#[test]
+fn import_memory_is_a_small_multiple_of_the_file() {
+    if peak_memory().is_none() {
+        eprintln!("note: no /proc/self/status; skipped");
+        return;
+    }
+    let text = big_state(10, 1_700);
+    let path = tmp("memory").join("client_state.xml");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, &text).unwrap();
+    let size = text.len() as u64;
+    drop(text);
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "memory_probe_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("VCSIM_IMPORT_MEMORY_PROBE", &path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("PROBE ").map(|x| x.1))
+        .unwrap_or_else(|| panic!("no probe line: {stdout}"));
+    let num = |k: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(k))
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    };
+    let grown = num("after=").saturating_sub(num("before="));
+    eprintln!(
+        "{:.1} MB of XML: peak grew by {:.1} MB ({:.2} x the file); TOML {:.1} MB",
+        size as f64 / 1e6,
+        grown as f64 / 1e6,
+        grown as f64 / size as f64,
+        num("toml=") as f64 / 1e6
+    );
+    assert!(size > 9_000_000, "{size}");
+    assert!(grown < 3 * size, "peak grew by {grown} bytes for {size}");
+}
+
+/// The scenario's checks compare projects with each other and jobs with
+/// their project's apps: their numbers are bounded.
+#[test]
+fn hostile_counts_are_bounded() {
+    let mut text = format!("<client_state>\n{HOST}\n");
+    for p in 0..=1000 {
+        text.push_str(&format!(
+            "<project><project_name>p{p}</project_name></project>\n\
+             <app><name>a</name></app><app_version><app_name>a</app_name></app_version>\n"
+        ));
+    }
+    text.push_str("</client_state>\n");
+    let (code, stderr, secs) = import_hostile("projects", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(":2003: <project>: more than 1000 projects"),
+        "{stderr}"
+    );
+    assert!(secs < 10.0, "{secs} s");
+
+    let mut text =
+        format!("<client_state>\n{HOST}\n<project><project_name>p</project_name></project>\n");
+    for a in 0..300 {
+        text.push_str(&format!(
+            "<app><name>a{a}</name></app><app_version><app_name>a{a}</app_name></app_version>\n"
+        ));
+    }
+    text.push_str("</client_state>\n");
+    let (code, stderr, _) = import_hostile("apps", &text);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(":3: <project>: project `p` has 300 apps"),
+        "{stderr}"
+    );
+}
+
+/// Today's hosts: app_config.xml beside the state (max_concurrent,
+/// project_max_concurrent, GPU and CPU use), apps' own latency bounds, and
+/// the active fractions of the on-time.
+#[test]
+fn todays_host_with_app_config() {
+    let imp = import_path(&fixture("today")).unwrap();
+    round_trip(&imp);
+    let s = &imp.scenario;
+    let av = &s.host.availability;
+    assert_eq!(
+        (av.fraction, av.active_fraction, av.gpu_active_fraction),
+        (0.95, 0.6, 0.6),
+        "gpu_active_frac 0.8 is clamped to active_frac"
+    );
+    let g = &s.projects[0];
+    assert_eq!(g.max_concurrent, 6, "project_max_concurrent");
+    assert_eq!(g.latency_bound_days, 7.0, "the most common: sim and sim/mt");
+    let app = |n: &str| g.apps.iter().find(|a| a.name == n).unwrap();
+    assert_eq!(app("sim").latency_bound_days, None);
+    assert_eq!(app("sim/mt").cpus, 4.0, "<app_version><avg_ncpus>");
+    let r = app("render");
+    assert_eq!(
+        (r.cpus, r.gpu.as_ref().unwrap().count),
+        (0.25, 0.5),
+        "<gpu_versions>"
+    );
+    assert_eq!(r.max_concurrent, 2);
+    assert_eq!(r.latency_bound_days, Some(3.0));
+    assert_eq!(app("long").latency_bound_days, Some(30.0));
+    let d = &s.projects[1];
+    assert_eq!((d.max_concurrent, d.apps[0].max_concurrent), (0, 3));
+    let w = imp.warnings.join("\n");
+    for t in [
+        "<gpu_active_frac> 0.8 at line 20 is more than <active_frac> 0.6",
+        "app_config.xml line 10: project `Gamma@Home` has no app `nosuch`",
+        "projects/orphan.example.com/app_config.xml: no project",
+        "projects/gamma.example.org_gamma/app_config.xml: <app_version>: not modelled by vcsim, ignored: <cmdline>",
+    ] {
+        assert!(w.contains(t), "no warning says {t}:\n{w}");
+    }
+    for t in ["max_concurrent", "latency bound", "one availability"] {
+        assert!(!w.contains(t), "{t} is modelled now:\n{w}");
+    }
+    insta::assert_snapshot!("today_toml", imp.toml);
+    insta::assert_snapshot!("today_warnings", w);
+
+    // The same app_config.xml given as text.
+    let dir = fixture("today");
+    let state = std::fs::read_to_string(dir.join("client_state.xml")).unwrap();
+    let cfg_path = dir.join("projects/gamma.example.org_gamma/app_config.xml");
+    let cfg = std::fs::read_to_string(&cfg_path).unwrap();
+    assert_eq!(
+        vcsim_import::project_dir("https://gamma.example.org/gamma/"),
+        "gamma.example.org_gamma"
+    );
+    let again = vcsim_import::import_client_state_with(
+        (&dir.join("client_state.xml"), &state),
+        None,
+        None,
+        &[vcsim_import::AppConfigText {
+            project_dir: "gamma.example.org_gamma",
+            path: &cfg_path,
+            text: &cfg,
+        }],
+        &vcsim_import::Options::default(),
+    )
+    .unwrap();
+    assert_eq!(again.scenario, imp.scenario);
+}
+
+/// `vcsim import` chooses a run long enough for several latency bounds and
+/// jobs (a 1-day run showed no job on time); a run too short to finish one
+/// job of an app is warned.
+#[test]
+fn run_length_is_chosen_and_short_runs_are_warned() {
+    let imp = import_path(&fixture("emulator")).unwrap();
+    assert_eq!(imp.scenario.duration_days, 35.0, "5 x the 7-day bound");
+    assert!(imp.toml.contains("duration_days = 35.0 "), "{}", imp.toml);
+    let imp = import_path(&fixture("today")).unwrap();
+    assert_eq!(imp.scenario.duration_days, 100.0, "5 x 30 days, capped");
+
+    let short = vcsim_import::Options {
+        duration_days: Some(2.0),
+    };
+    let imp = vcsim_import::import_path_with(&fixture("today"), &short).unwrap();
+    round_trip(&imp);
+    assert_eq!(imp.scenario.duration_days, 2.0);
+    let w = imp.warnings.join("\n");
+    assert!(
+        w.contains("a 2-day run is too short to finish one job of app `long` of `Gamma@Home` (about 17.5 days each on this host, computing 57% of the time): set duration_days to at least 18"),
+        "{w}"
+    );
+    assert!(!w.contains("app `sim`"), "{w}");
+}
+
+/// Every command shown in book/src/coming-from-boinc.md runs and succeeds.
+/// Files it writes (`--out`, `--timeline`) go to a temporary directory, and
+/// later commands that read them are given the same place.
+#[test]
+fn book_commands_run() {
+    let page = std::fs::read_to_string(root().join("book/src/coming-from-boinc.md")).unwrap();
+    let mut in_sh = false;
+    let mut commands = Vec::new();
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            in_sh = !in_sh && line.trim() == "```sh";
+            continue;
+        }
+        if in_sh {
+            let cmd = line.split(" # ").next().unwrap().trim();
+            if !cmd.is_empty() {
+                commands.push(cmd.to_string());
+            }
+        }
+    }
+    assert!(commands.len() >= 6, "{commands:?}");
+    let dir = tmp("book");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut written: Vec<(String, String)> = Vec::new();
+    for cmd in &commands {
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        assert_eq!(words[0], "vcsim", "{cmd}");
+        let mut args: Vec<String> = Vec::new();
+        for (i, w) in words.iter().enumerate().skip(1) {
+            let out = matches!(words[i - 1], "--out" | "--timeline");
+            let arg = if out {
+                let p = dir.join(w).to_string_lossy().into_owned();
+                written.push((w.to_string(), p.clone()));
+                p
+            } else {
+                written
+                    .iter()
+                    .find(|(name, _)| name == w)
+                    .map_or(w.to_string(), |(_, p)| p.clone())
+            };
+            args.push(arg);
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, stderr) = vcsim(&refs);
+        assert_eq!(code, 0, "{cmd}: {stderr}");
+    }
+    for (name, path) in &written {
+        assert!(Path::new(path).is_file(), "{name} was not written");
+    }
+}
+
+/// app_config.xml entries are matched with the project's apps through maps,
+/// not by comparing every entry with every app (8,000 x 50,000 here). The
+/// file itself is read whole, so roxmltree's node limit bounds it.
+#[test]
+fn hostile_app_config_is_linear() {
+    let (n, m) = (50_000, 8_000);
+    let mut state = format!(
+        "<client_state>{HOST}<project><master_url>https://p.example/</master_url></project>\n\
+         <app><name>a</name></app><app_version><app_name>a</app_name></app_version>\n"
+    );
+    let mut cfg = String::from("<app_config>\n");
+    for i in 0..n {
+        state.push_str(&format!("<app><name>x{i}</name></app>\n"));
+    }
+    for i in 0..m {
+        cfg.push_str(&format!(
+            "<app><name>y{i}</name><max_concurrent>1</max_concurrent></app>\
+             <app_version><app_name>a</app_name><plan_class>p{i}</plan_class></app_version>\n"
+        ));
+    }
+    state.push_str("</client_state>\n");
+    cfg.push_str("</app_config>\n");
+    let t = Instant::now();
+    let imp = vcsim_import::import_client_state_with(
+        (Path::new("client_state.xml"), &state),
+        None,
+        None,
+        &[vcsim_import::AppConfigText {
+            project_dir: "p.example",
+            path: Path::new("app_config.xml"),
+            text: &cfg,
+        }],
+        &vcsim_import::Options::default(),
+    )
+    .unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(imp.scenario.projects[0].apps.len(), 1);
+    assert!(imp.warnings.len() >= n + 2 * m, "{}", imp.warnings.len());
+    assert!(secs < 10.0, "{secs} s");
 }

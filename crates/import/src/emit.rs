@@ -91,25 +91,33 @@ pub fn render(head: &[String], sections: &[Section]) -> String {
     for h in head {
         let _ = writeln!(out, "# {h}");
     }
-    for (i, s) in sections.iter().enumerate() {
-        if i > 0 || !head.is_empty() {
-            out.push('\n');
-        }
-        for n in &s.notes {
-            let _ = writeln!(out, "# {n}");
-        }
-        if !s.header.is_empty() {
-            let _ = writeln!(out, "{}", s.header);
-        }
-        for e in &s.entries {
-            let kv = format!("{} = {}", e.key, e.val.render());
-            if e.note.is_empty() {
-                let _ = writeln!(out, "{kv}");
-            } else {
-                let note = e.note.replace('\n', " ");
-                let _ = writeln!(out, "{kv:<34} # {note}");
-            }
-        }
+    for s in sections {
+        render_section(&mut out, s);
     }
     out
+}
+
+/// Appends one section to `out` (after a blank line unless `out` is empty)
+/// and returns the offset where its keys start, after its header.
+pub fn render_section(out: &mut String, s: &Section) -> usize {
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    for n in &s.notes {
+        let _ = writeln!(out, "# {n}");
+    }
+    if !s.header.is_empty() {
+        let _ = writeln!(out, "{}", s.header);
+    }
+    let body = out.len();
+    for e in &s.entries {
+        let kv = format!("{} = {}", e.key, e.val.render());
+        if e.note.is_empty() {
+            let _ = writeln!(out, "{kv}");
+        } else {
+            let note = e.note.replace('\n', " ");
+            let _ = writeln!(out, "{kv:<34} # {note}");
+        }
+    }
+    body
 }

@@ -3,7 +3,8 @@
 //! Two formats:
 //! - a client's `client_state.xml` (a real client's, or the input of BOINC's
 //!   client emulator with its extra tags), with `global_prefs.xml` and
-//!   `global_prefs_override.xml` beside it;
+//!   `global_prefs_override.xml` beside it, and the projects'
+//!   `projects/<project directory>/app_config.xml`;
 //! - the three inputs of BOINC's 2007 client simulator: `sim_projects.xml`,
 //!   `sim_host.xml`, `sim_prefs.xml`.
 //!
@@ -12,27 +13,51 @@
 //!
 //! The result is a commented vcsim scenario (TOML) whose comments say where
 //! each value came from, the [`Scenario`] it loads as, and warnings that list
-//! everything present in the input that vcsim does not model. Malformed input
-//! is an [`ImportError`] naming the file, the element and the line. Nothing
-//! here panics on bad input.
+//! everything present in the input that vcsim does not model. The run's
+//! length is chosen from the projects ([`Options`] can set it). Malformed
+//! input is an [`ImportError`] naming the file, the element and the line.
+//! Nothing here panics on bad input, and time and memory stay in proportion
+//! to the input, whatever it is: a first pass (`scan`) refuses DTDs, deep
+//! nesting and the other shapes that would make the parser slow, and a
+//! `client_state.xml` is parsed one top-level element at a time.
 
 #![forbid(unsafe_code)]
 
 mod client_state;
+mod duration;
 mod emit;
 mod prefs;
+mod scan;
 mod sim2007;
 mod xml;
 
-pub use client_state::DEFAULT_DURATION_DAYS;
+pub use duration::{JOB_TIMES, LATENCY_BOUNDS, MAX_DURATION_DAYS, MIN_DURATION_DAYS};
 
 use emit::{Section, Val};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use vcsim_framework::Scenario;
 
-/// Days simulated by default, and the step: BOINC's files say neither.
+/// The step: BOINC's files do not say; the emulator's default `--delta`.
 pub const DEFAULT_STEP_SECONDS: f64 = 60.0;
+
+/// Choices an import leaves to the user.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Options {
+    /// Days to simulate. None: chosen from the projects (at least
+    /// [`MIN_DURATION_DAYS`], [`LATENCY_BOUNDS`] x the longest latency
+    /// bound, [`JOB_TIMES`] x the longest job on this host, at most
+    /// [`MAX_DURATION_DAYS`]). A run too short to finish one job of an app is
+    /// warned either way.
+    pub duration_days: Option<f64>,
+}
+
+/// Projects in one input, at most (a client is attached to a few dozen):
+/// the scenario's checks compare every project with every other.
+pub const MAX_PROJECTS: usize = 1000;
+/// vcsim apps (an app on one kind of processor) in one project, at most:
+/// every job is checked against its project's apps.
+pub const MAX_APPS_PER_PROJECT: usize = 256;
 
 /// An imported scenario.
 #[derive(Debug, Clone)]
@@ -87,7 +112,22 @@ pub(crate) struct Input {
     pub prefs: Option<(PathBuf, String)>,
     pub override_prefs: Option<(PathBuf, String)>,
     pub host: Option<(PathBuf, String)>,
+    /// `app_config.xml` files: the project directory each is for (BOINC's
+    /// escaped master URL, see [`project_dir`]), its path, its text.
+    pub app_configs: Vec<(String, PathBuf, String)>,
+    pub options: Options,
 }
+
+/// An `app_config.xml` given as text, for the project whose directory is
+/// `project_dir` (BOINC's name for it: [`project_dir`] of its master URL).
+#[derive(Debug, Clone, Copy)]
+pub struct AppConfigText<'a> {
+    pub project_dir: &'a str,
+    pub path: &'a Path,
+    pub text: &'a str,
+}
+
+pub use client_state::project_dir;
 
 /// Whether `path` should be read as BOINC input rather than a vcsim TOML
 /// scenario: a directory, or a file ending in `.xml`.
@@ -103,6 +143,11 @@ pub fn is_boinc_path(path: &Path) -> bool {
 /// possibly prefixed) or one of those files; the other files of the set are
 /// looked for beside it.
 pub fn import_path(path: &Path) -> Result<Imported, ImportError> {
+    import_path_with(path, &Options::default())
+}
+
+/// [`import_path`] with [`Options`].
+pub fn import_path_with(path: &Path, options: &Options) -> Result<Imported, ImportError> {
     let (main, format, prefix) = locate(path)?;
     let dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut read_warnings = Vec::new();
@@ -122,12 +167,16 @@ pub fn import_path(path: &Path) -> Result<Imported, ImportError> {
             prefs: beside("global_prefs.xml", &mut read_warnings)?,
             override_prefs: beside("global_prefs_override.xml", &mut read_warnings)?,
             host: None,
+            app_configs: app_configs(&dir, &mut read_warnings)?,
+            options: options.clone(),
         },
         Format::Sim2007 => Input {
             main: (main.clone(), main_text),
             prefs: beside("sim_prefs.xml", &mut read_warnings)?,
             override_prefs: None,
             host: beside("sim_host.xml", &mut read_warnings)?,
+            app_configs: Vec::new(),
+            options: options.clone(),
         },
     };
     let mut imp = run(&input, format)?;
@@ -143,12 +192,35 @@ pub fn import_client_state(
     prefs: Option<(&Path, &str)>,
     override_prefs: Option<(&Path, &str)>,
 ) -> Result<Imported, ImportError> {
+    import_client_state_with(state, prefs, override_prefs, &[], &Options::default())
+}
+
+/// [`import_client_state`] with the projects' `app_config.xml` files and
+/// [`Options`].
+pub fn import_client_state_with(
+    state: (&Path, &str),
+    prefs: Option<(&Path, &str)>,
+    override_prefs: Option<(&Path, &str)>,
+    app_configs: &[AppConfigText],
+    options: &Options,
+) -> Result<Imported, ImportError> {
     let own = |x: (&Path, &str)| (x.0.to_path_buf(), x.1.to_string());
     let input = Input {
         main: own(state),
         prefs: prefs.map(own),
         override_prefs: override_prefs.map(own),
         host: None,
+        app_configs: app_configs
+            .iter()
+            .map(|a| {
+                (
+                    a.project_dir.to_string(),
+                    a.path.to_path_buf(),
+                    a.text.to_string(),
+                )
+            })
+            .collect(),
+        options: options.clone(),
     };
     run(&input, Format::ClientState)
 }
@@ -166,6 +238,8 @@ pub fn import_sim2007(
         prefs: prefs.map(own),
         override_prefs: None,
         host: Some(own(host)),
+        app_configs: Vec::new(),
+        options: Options::default(),
     };
     run(&input, Format::Sim2007)
 }
@@ -175,6 +249,32 @@ fn run(input: &Input, format: Format) -> Result<Imported, ImportError> {
         Format::ClientState => client_state::import(input),
         Format::Sim2007 => sim2007::import(input),
     }
+}
+
+/// The `app_config.xml` files of BOINC's layout beside a `client_state.xml`:
+/// `projects/<project directory>/app_config.xml`, by directory name.
+fn app_configs(
+    dir: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<(String, PathBuf, String)>, ImportError> {
+    let Ok(rd) = std::fs::read_dir(dir.join("projects")) else {
+        return Ok(Vec::new());
+    };
+    let mut found: Vec<(String, PathBuf)> = rd
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.path().join("app_config.xml"),
+            )
+        })
+        .filter(|(_, p)| p.is_file())
+        .collect();
+    found.sort();
+    found
+        .into_iter()
+        .map(|(d, p)| Ok((d, p.clone(), read(&p, warnings)?)))
+        .collect()
 }
 
 /// Reads a file as text; bytes that are not UTF-8 are replaced, with a warning.
@@ -302,11 +402,8 @@ pub(crate) fn scenario_head(name: &str, description: &str, start_note: &str) -> 
         Val::I(1),
         "BOINC's files have no seed: vcsim's default",
     );
-    s.put(
-        "duration_days",
-        Val::F(DEFAULT_DURATION_DAYS),
-        "BOINC's files do not say: the emulator's default --duration, 1 day",
-    );
+    // Chosen in `finish`, from the projects.
+    s.put("duration_days", Val::F(MIN_DURATION_DAYS), "");
     s.put(
         "step_seconds",
         Val::F(DEFAULT_STEP_SECONDS),
@@ -315,13 +412,64 @@ pub(crate) fn scenario_head(name: &str, description: &str, start_note: &str) -> 
     s
 }
 
-/// Renders the sections, loads them back as a scenario, and packs the result.
+/// The projects' part of the scenario as it is written: each section is
+/// rendered and at once read back, so that neither the sections nor a parse
+/// of the whole TOML are ever held (the written TOML of a large state is
+/// about half its size, and a TOML tree several times that).
+#[derive(Default)]
+pub(crate) struct Out {
+    toml: String,
+    projects: Vec<vcsim_framework::scenario::Project>,
+}
+
+impl Out {
+    /// Writes a `[[project]]`, `[[project.scheduler]]`, `[[project.app]]` or
+    /// `[[project.job]]` section, after the project it belongs to.
+    pub fn push(&mut self, s: &Section) -> Result<(), String> {
+        use vcsim_framework::scenario::{App, InitialJob, Project, Scheduler};
+        let at = emit::render_section(&mut self.toml, s);
+        let body = &self.toml[at..];
+        let bad = |e: toml::de::Error| format!("{}: {}", s.header, e.message().trim());
+        if s.header == "[[project]]" {
+            self.projects
+                .push(toml::from_str::<Project>(body).map_err(bad)?);
+            return Ok(());
+        }
+        let p = self
+            .projects
+            .last_mut()
+            .ok_or_else(|| format!("{} before any [[project]]", s.header))?;
+        match s.header.as_str() {
+            "[[project.scheduler]]" => p
+                .schedulers
+                .push(toml::from_str::<Scheduler>(body).map_err(bad)?),
+            "[[project.app]]" => p.apps.push(toml::from_str::<App>(body).map_err(bad)?),
+            "[[project.job]]" => p
+                .jobs
+                .push(toml::from_str::<InitialJob>(body).map_err(bad)?),
+            other => return Err(format!("unexpected section {other}")),
+        }
+        Ok(())
+    }
+}
+
+/// Renders the head sections (top-level keys, host, client) before the
+/// projects written to `out`, reads them back as a scenario, validates it,
+/// and packs the result.
 pub(crate) fn finish(
     main: &Path,
     inputs: &[String],
-    sections: Vec<Section>,
-    warnings: Vec<String>,
+    mut head_sections: Vec<Section>,
+    out: Out,
+    mut warnings: Vec<String>,
+    options: &Options,
 ) -> Result<Imported, ImportError> {
+    let invalid = |m: String| ImportError {
+        file: main.to_path_buf(),
+        line: None,
+        element: None,
+        message: format!("the imported values do not make a valid scenario: {m}"),
+    };
     let head = vec![
         format!(
             "A vcsim scenario imported from BOINC's files: {}.",
@@ -329,16 +477,39 @@ pub(crate) fn finish(
         ),
         "Each comment says where the value came from. Written by `vcsim import`.".to_string(),
     ];
-    let toml = emit::render(&head, &sections);
-    let scenario =
-        Scenario::from_toml_str(&toml, Path::new("<imported scenario>")).map_err(|e| {
-            ImportError {
-                file: main.to_path_buf(),
-                line: None,
-                element: None,
-                message: format!("the imported values do not make a valid scenario: {e}"),
-            }
-        })?;
+    let parse = |sections: &[Section]| -> Result<(String, Scenario), ImportError> {
+        let text = emit::render(&head, sections);
+        let s = toml::from_str(&text)
+            .map_err(|e: toml::de::Error| invalid(e.message().trim().to_string()))?;
+        Ok((text, s))
+    };
+    // The run's length needs the host and the projects.
+    let (_, first) = parse(&head_sections)?;
+    let (days, why, short) = duration::choose(&first.host, &out.projects, options.duration_days);
+    if let Some(e) = head_sections
+        .first_mut()
+        .and_then(|s| s.entries.iter_mut().find(|e| e.key == "duration_days"))
+    {
+        e.val = Val::F(days);
+        e.note = format!("BOINC's files do not say: {why}");
+        if options.duration_days.is_some() {
+            e.note = why;
+        }
+    }
+    warnings.extend(short);
+    let (head_toml, mut scenario) = parse(&head_sections)?;
+    scenario.projects = out.projects;
+    // The head goes in front of the projects' text, which is not copied.
+    let mut toml = out.toml;
+    if toml.is_empty() {
+        toml = head_toml;
+    } else {
+        toml.insert(0, '\n');
+        toml.insert_str(0, &head_toml);
+    }
+    scenario
+        .validate()
+        .map_err(|(key, m)| invalid(format!("key `{key}`: {m}")))?;
     Ok(Imported {
         scenario,
         toml,

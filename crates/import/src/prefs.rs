@@ -45,7 +45,8 @@ pub fn read(
     un: &mut Unmodelled,
     warnings: &mut Vec<String>,
 ) -> Result<(), ImportError> {
-    let root = src.root();
+    let doc = src.document()?;
+    let root = doc.root_element();
     if tag(root) != "global_preferences" {
         return Err(src.err(
             root,

@@ -2,7 +2,6 @@
 //! Anderson and McLeod 2007): `sim_projects.xml`, `sim_host.xml`,
 //! `sim_prefs.xml`.
 
-use crate::client_state::DEFAULT_DURATION_DAYS;
 use crate::emit::{num, Section, Val};
 use crate::xml::{child, elems, tag, Src, Unmodelled};
 use crate::{prefs, scenario_head, ImportError, Input};
@@ -37,7 +36,8 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
     let src = Src::parse(ppath, ptext)?;
     let mut un = Unmodelled::default();
     let mut warnings = Vec::new();
-    let root = src.root();
+    let pdoc = src.document()?;
+    let root = pdoc.root_element();
     if tag(root) != "projects" {
         return Err(src.err(
             root,
@@ -56,7 +56,8 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         message: "no sim_host.xml beside it: the host is unknown".into(),
     })?;
     let hsrc = Src::parse(hpath, htext)?;
-    let h = hsrc.root();
+    let hdoc = hsrc.document()?;
+    let h = hdoc.root_element();
     if tag(h) != "host" {
         return Err(hsrc.err(
             h,
@@ -150,8 +151,17 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
             un.add(&src, "projects", tag(p));
             continue;
         }
+        if names.len() >= crate::MAX_PROJECTS {
+            return Err(src.err(
+                p,
+                format!(
+                    "more than {} projects: vcsim's limit for one host",
+                    crate::MAX_PROJECTS
+                ),
+            ));
+        }
         let (mut name, name_from) = match child(p, "project_name") {
-            Some(c) if !src.text(c).is_empty() => (src.text(c), src.at(c)),
+            Some(c) if !src.text(c).is_empty() => (src.text(c).into_owned(), src.at(c)),
             _ => (
                 format!("P{}", pi + 1),
                 format!("no <project_name> at line {}", src.line(p)),
@@ -173,11 +183,21 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         if apps.is_empty() {
             return Err(src.err(p, format!("project `{name}` has no <app>")));
         }
+        if apps.len() > crate::MAX_APPS_PER_PROJECT {
+            return Err(src.err(
+                p,
+                format!(
+                    "project `{name}` has {} apps: vcsim's limit is {}",
+                    apps.len(),
+                    crate::MAX_APPS_PER_PROJECT
+                ),
+            ));
+        }
         let mut app_secs = Vec::new();
         let mut lats: Vec<(f64, String)> = Vec::new();
         for (ai, a) in apps.iter().enumerate() {
             let aname = match child(*a, "name") {
-                Some(c) if !src.text(c).is_empty() => src.text(c),
+                Some(c) if !src.text(c).is_empty() => src.text(c).into_owned(),
                 _ if apps.len() == 1 => "main".to_string(),
                 _ => format!("app{}", ai + 1),
             };
@@ -253,16 +273,22 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         let mut ps = Section::new("[[project]]");
         ps.put("name", Val::S(name.clone()), name_from);
         ps.put("resource_share", Val::F(share), share_from);
+        // As from a client_state.xml: the most common of the apps' bounds
+        // (the longest of equally common ones); the others on their apps.
+        let count = |l: f64| lats.iter().filter(|o| (o.0 - l).abs() <= 1e-6).count();
         let (lat, lat_from) = lats
             .iter()
-            .min_by(|x, y| x.0.total_cmp(&y.0))
+            .max_by(|x, y| count(x.0).cmp(&count(y.0)).then(x.0.total_cmp(&y.0)))
             .cloned()
             .unwrap_or((86400.0, String::new()));
-        if lats.iter().any(|o| (o.0 - lat).abs() > 1e-6) {
-            warnings.push(format!(
-                "{}: project `{name}`: apps have different <latency_bound>s; vcsim has one per project: the shortest is used",
-                src.name()
-            ));
+        for (i, (l, from)) in lats.iter().enumerate() {
+            if (l - lat).abs() > 1e-6 {
+                app_secs[i].put(
+                    "latency_bound_days",
+                    Val::F(l / 86400.0),
+                    format!("<latency_bound> / 86400 = {from}; differs from the project's"),
+                );
+            }
         }
         ps.put(
             "latency_bound_days",
@@ -318,7 +344,6 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         ),
         &silent,
     );
-    let _ = DEFAULT_DURATION_DAYS;
     let stem = ppath
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -328,8 +353,22 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         &format!("Imported by vcsim from {}", inputs.join(", ")),
         "the 2007 simulator starts with no jobs on the host",
     );
-    let mut all = vec![top, host, av, client];
-    all.extend(sections);
+    let mut out = crate::Out::default();
+    for s in &sections {
+        out.push(s).map_err(|m| ImportError {
+            file: ppath.clone(),
+            line: None,
+            element: None,
+            message: format!("the imported values do not make a valid scenario: {m}"),
+        })?;
+    }
     warnings.extend(un.warnings());
-    crate::finish(ppath, &inputs, all, warnings)
+    crate::finish(
+        ppath,
+        &inputs,
+        vec![top, host, av, client],
+        out,
+        warnings,
+        &inp.options,
+    )
 }

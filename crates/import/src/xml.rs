@@ -1,69 +1,227 @@
 //! Helpers over `roxmltree`: positions, numbers, and the bookkeeping of
 //! tags that vcsim reads and those it does not model.
 
+use crate::scan::{ScanError, Scanner};
 use crate::ImportError;
-use roxmltree::{Document, Node};
+use roxmltree::{Document, Node, StringStorage};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// One parsed input file.
+/// An element's text: borrowed from the input when it has no entities.
+pub type Text<'a> = Cow<'a, str>;
+
+/// A value read from a child element, with the element's tag and line, for
+/// the comments that say where each value came from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Located<T> {
+    pub value: T,
+    pub tag: &'static str,
+    pub line: usize,
+}
+
+/// Bytes per entry of the line index: a line number is kept for every
+/// block of this size, and lines within a block are counted when asked.
+const LINE_BLOCK: usize = 64;
+
+/// Nodes `roxmltree` may build for one top-level element (a BOINC element
+/// has a few hundred at most); bounds the memory one element can take.
+pub const MAX_NODES_PER_ELEMENT: u32 = 100_000;
+
+/// Files read whole (preferences, the 2007 simulator's inputs) are small;
+/// larger ones are refused rather than built into a tree.
+pub const MAX_WHOLE_FILE_BYTES: usize = 16 << 20;
+
+/// One input file: its text, a line index, and its root element, found by a
+/// first pass ([`crate::scan`]) that bounds nesting, attributes and CDATA
+/// and refuses DTDs.
 pub struct Src<'a> {
     pub path: &'a Path,
-    pub doc: Document<'a>,
-    /// Byte offsets where lines start, for offset -> line in O(log n).
-    line_starts: Vec<usize>,
+    text: &'a str,
+    name: String,
+    /// The line number at the start of each `LINE_BLOCK` bytes.
+    line_index: Vec<u32>,
+    root_name: &'a str,
+    root_at: usize,
 }
 
 impl<'a> Src<'a> {
-    /// Parses `text` (the contents of `path`); a malformed file is an error
-    /// naming the file and the line.
+    /// Reads the prolog of `text` (the contents of `path`) up to the root
+    /// element. Errors name the file and the line.
     pub fn parse(path: &'a Path, text: &'a str) -> Result<Src<'a>, ImportError> {
-        let opts = roxmltree::ParsingOptions {
-            allow_dtd: true,
-            ..Default::default()
-        };
-        let doc = Document::parse_with_options(text, opts).map_err(|e| {
-            let pos = e.pos();
-            ImportError {
-                file: path.to_path_buf(),
-                line: Some(pos.row as usize),
-                element: None,
-                message: format!("malformed XML: {e}"),
-            }
-        })?;
-        let mut line_starts = vec![0];
-        line_starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
-        Ok(Src {
+        let mut line_index = Vec::with_capacity(text.len() / LINE_BLOCK + 1);
+        let mut line = 1u32;
+        for block in text.as_bytes().chunks(LINE_BLOCK) {
+            line_index.push(line);
+            line = line.saturating_add(block.iter().filter(|b| **b == b'\n').count() as u32);
+        }
+        let mut src = Src {
             path,
-            doc,
-            line_starts,
+            text,
+            name: path
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| path.display().to_string()),
+            line_index,
+            root_name: "",
+            root_at: 0,
+        };
+        let (_, root) = Scanner::start(text).map_err(|e| src.scan_err(e))?;
+        src.root_name = root.name;
+        src.root_at = root.at;
+        Ok(src)
+    }
+
+    /// Names the file `name` in comments and warnings, instead of its file name.
+    pub fn with_name(mut self, name: String) -> Src<'a> {
+        self.name = name;
+        self
+    }
+
+    /// The root element's tag.
+    pub fn root_tag(&self) -> &'a str {
+        self.root_name
+    }
+
+    /// An error at the root element.
+    pub fn root_err(&self, message: impl Into<String>) -> ImportError {
+        self.err_at(self.line_at(self.root_at), self.root_name, message)
+    }
+
+    /// The root's child elements, each parsed on its own, in order; errors
+    /// (which end the iteration) name the file, line and element.
+    pub fn children(&self) -> Children<'_, 'a> {
+        Children {
+            src: self,
+            scanner: None,
+            done: false,
+        }
+    }
+
+    /// The whole file as one tree, for the small files: refused above
+    /// [`MAX_WHOLE_FILE_BYTES`], and checked by the first pass.
+    pub fn document(&self) -> Result<Document<'a>, ImportError> {
+        if self.text.len() > MAX_WHOLE_FILE_BYTES {
+            return Err(ImportError {
+                file: self.path.to_path_buf(),
+                line: None,
+                element: None,
+                message: format!(
+                    "{:.1} MB is too large for this kind of file (at most {} MB)",
+                    self.text.len() as f64 / 1e6,
+                    MAX_WHOLE_FILE_BYTES >> 20
+                ),
+            });
+        }
+        let (mut sc, _) = Scanner::start(self.text).map_err(|e| self.scan_err(e))?;
+        while sc.next_child().map_err(|e| self.scan_err(e))?.is_some() {}
+        self.parse_range(0..self.text.len())
+    }
+
+    /// Parses `range` of the text (a whole element, or the whole file).
+    fn parse_range(&self, range: std::ops::Range<usize>) -> Result<Document<'a>, ImportError> {
+        let opts = roxmltree::ParsingOptions {
+            allow_dtd: false,
+            nodes_limit: MAX_NODES_PER_ELEMENT,
+        };
+        let start = range.start;
+        let whole = range.len() == self.text.len();
+        Document::parse_with_options(&self.text[range], opts).map_err(|e| {
+            if let roxmltree::Error::NodesLimitReached = e {
+                let name = Scanner::start(&self.text[start..])
+                    .map(|(_, r)| r.name.to_string())
+                    .ok();
+                return ImportError {
+                    file: self.path.to_path_buf(),
+                    line: Some(self.line_at(start)),
+                    element: name,
+                    message: if whole {
+                        format!("more than {MAX_NODES_PER_ELEMENT} XML nodes in the file: refused")
+                    } else {
+                        format!(
+                            "more than {MAX_NODES_PER_ELEMENT} XML nodes in one element: refused"
+                        )
+                    },
+                };
+            }
+            // roxmltree's positions are relative to the slice.
+            let pos = e.pos();
+            let line = self.line_at(start) + pos.row as usize - 1;
+            let col = if pos.row == 1 {
+                self.column_at(start) + pos.col as usize - 1
+            } else {
+                pos.col as usize
+            };
+            let message = e
+                .to_string()
+                .replace(&format!(" at {pos}"), &format!(" at {line}:{col}"));
+            ImportError {
+                file: self.path.to_path_buf(),
+                line: Some(line),
+                element: None,
+                message: format!("malformed XML: {message}"),
+            }
         })
     }
 
-    pub fn root(&self) -> Node<'_, 'a> {
-        self.doc.root_element()
+    fn scan_err(&self, e: ScanError) -> ImportError {
+        let line = self.line_at(e.at);
+        let message = if e.message.starts_with("malformed XML") {
+            format!("{} at {line}:{}", e.message, self.column_at(e.at))
+        } else {
+            e.message
+        };
+        ImportError {
+            file: self.path.to_path_buf(),
+            line: Some(line),
+            element: e.element,
+            message,
+        }
     }
 
-    /// 1-based line of a node's start.
+    /// 1-based line of a node's start. The node may come from a document
+    /// parsed from a slice of the file's text.
     pub fn line(&self, n: Node) -> usize {
-        let at = n.range().start;
-        match self.line_starts.binary_search(&at) {
-            Ok(i) => i + 1,
-            Err(i) => i,
-        }
+        let base = (n.document().input_text().as_ptr() as usize)
+            .saturating_sub(self.text.as_ptr() as usize);
+        self.line_at(base + n.range().start)
+    }
+
+    /// 1-based line of a byte offset in the file.
+    pub fn line_at(&self, at: usize) -> usize {
+        let at = at.min(self.text.len());
+        let block = at / LINE_BLOCK;
+        let Some(&first) = self.line_index.get(block) else {
+            return 1;
+        };
+        let from = block * LINE_BLOCK;
+        first as usize
+            + self.text.as_bytes()[from..at]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count()
+    }
+
+    /// 1-based column (in characters) of a byte offset.
+    fn column_at(&self, at: usize) -> usize {
+        let at = at.min(self.text.len());
+        let line_start = self.text.as_bytes()[..at]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        self.text
+            .get(line_start..at)
+            .map_or(1, |s| s.chars().count() + 1)
     }
 
     /// Short name of the file for comments and warnings.
     pub fn name(&self) -> String {
-        self.path
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.path.display().to_string())
+        self.name.clone()
+    }
+
+    /// [`Src::name`], borrowed.
+    pub fn short_name(&self) -> &str {
+        &self.name
     }
 
     /// Where a value came from, for a comment: `<tag> in x.xml line N`.
@@ -71,26 +229,74 @@ impl<'a> Src<'a> {
         format!("<{}>, {} line {}", tag(n), self.name(), self.line(n))
     }
 
+    /// Where a located value came from, for a comment.
+    pub fn at_l<T>(&self, l: &Located<T>) -> String {
+        format!("<{}>, {} line {}", l.tag, self.name(), l.line)
+    }
+
     pub fn err(&self, n: Node, message: impl Into<String>) -> ImportError {
+        self.err_at(self.line(n), tag(n), message)
+    }
+
+    /// An error at an element already read: its line and tag.
+    pub fn err_at(&self, line: usize, tag: &str, message: impl Into<String>) -> ImportError {
         ImportError {
             file: self.path.to_path_buf(),
-            line: Some(self.line(n)),
-            element: Some(tag(n).to_string()),
+            line: Some(line),
+            element: Some(tag.to_string()),
             message: message.into(),
         }
     }
 
-    /// The trimmed text of an element.
-    pub fn text(&self, n: Node<'_, 'a>) -> String {
-        let mut s = String::new();
-        for c in n.children() {
-            if let Some(t) = c.text() {
-                if c.is_text() {
-                    s.push_str(t);
+    /// The trimmed text of an element, borrowed from the input where it can be.
+    pub fn text(&self, n: Node<'_, 'a>) -> Text<'a> {
+        let mut texts = n.children().filter(|c| c.is_text());
+        match (texts.next(), texts.next()) {
+            (None, _) => Cow::Borrowed(""),
+            (Some(t), None) => match t.text_storage() {
+                Some(StringStorage::Borrowed(s)) => Cow::Borrowed(s.trim()),
+                Some(owned) => Cow::Owned(owned.as_str().trim().to_string()),
+                None => Cow::Borrowed(""),
+            },
+            _ => {
+                let mut s = String::new();
+                for c in n.children().filter(|c| c.is_text()) {
+                    s.push_str(c.text().unwrap_or_default());
                 }
+                Cow::Owned(s.trim().to_string())
             }
         }
-        s.trim().to_string()
+    }
+
+    /// The text of the child `name`, if there is one.
+    pub fn child_text(&self, n: Node<'_, 'a>, name: &str) -> Option<Text<'a>> {
+        child(n, name).map(|c| self.text(c))
+    }
+
+    /// The child `name` read by `read` (one of the checks below), with its
+    /// line; None if there is no such child.
+    pub fn opt<T>(
+        &self,
+        n: Node<'_, 'a>,
+        name: &'static str,
+        read: impl Fn(&Self, Node<'_, 'a>) -> Result<T, ImportError>,
+    ) -> Result<Option<Located<T>>, ImportError> {
+        match child(n, name) {
+            Some(c) => Ok(Some(Located {
+                value: read(self, c)?,
+                tag: name,
+                line: self.line(c),
+            })),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether a BOINC flag child (`<name/>`, `<name>1</name>`) is set.
+    pub fn flag_child(&self, n: Node<'_, 'a>, name: &str) -> Result<bool, ImportError> {
+        match child(n, name) {
+            Some(c) => self.flag(c),
+            None => Ok(false),
+        }
     }
 
     /// A finite number.
@@ -145,7 +351,7 @@ impl<'a> Src<'a> {
 
     /// BOINC's booleans: `<tag/>` or `<tag>1</tag>` is true, `0` false.
     pub fn flag(&self, n: Node<'_, 'a>) -> Result<bool, ImportError> {
-        match self.text(n).as_str() {
+        match &*self.text(n) {
             "" | "1" | "true" => Ok(true),
             "0" | "false" => Ok(false),
             t => Err(self.err(n, format!("`{t}` is not a boolean (0 or 1)"))),
@@ -155,6 +361,46 @@ impl<'a> Src<'a> {
 
 pub fn tag<'a>(n: Node<'a, '_>) -> &'a str {
     n.tag_name().name()
+}
+
+/// The root's children, each parsed as its own document.
+pub struct Children<'s, 'a> {
+    src: &'s Src<'a>,
+    scanner: Option<Scanner<'a>>,
+    done: bool,
+}
+
+impl<'a> Iterator for Children<'_, 'a> {
+    type Item = Result<Document<'a>, ImportError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let src = self.src;
+        if self.scanner.is_none() {
+            match Scanner::start(src.text) {
+                Ok((sc, _)) => self.scanner = Some(sc),
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(src.scan_err(e)));
+                }
+            }
+        }
+        let sc = self.scanner.as_mut()?;
+        let r = match sc.next_child() {
+            Ok(Some(range)) => src.parse_range(range),
+            Ok(None) => {
+                self.done = true;
+                return None;
+            }
+            Err(e) => Err(src.scan_err(e)),
+        };
+        if r.is_err() {
+            self.done = true;
+        }
+        Some(r)
+    }
 }
 
 /// Child elements.
@@ -167,21 +413,53 @@ pub fn child<'a, 'i>(n: Node<'a, 'i>, name: &str) -> Option<Node<'a, 'i>> {
     elems(n).find(|c| tag(*c) == name)
 }
 
+/// The tags of the child elements of `n` that are not in `used`, in order.
+pub fn unread<'i>(n: Node<'_, 'i>, used: &[&str]) -> Vec<&'i str> {
+    elems(n)
+        .map(|c| c.tag_name().name())
+        .filter(|t| !used.contains(t))
+        .collect()
+}
+
+/// Distinct tags listed per place; more are counted, not named, so that
+/// hostile input cannot grow the list without bound.
+const MAX_TAGS_PER_PLACE: usize = 1000;
+/// Tags named in one warning line.
+const TAGS_SHOWN: usize = 50;
+
 /// Tags present in the input that vcsim does not model, by where they were
 /// found; reported as one warning line per place.
 #[derive(Default)]
 pub struct Unmodelled {
-    by_place: BTreeMap<String, (PathBuf, BTreeMap<String, usize>)>,
+    by_place: BTreeMap<String, Place>,
+    key: String,
+}
+
+#[derive(Default)]
+struct Place {
+    tags: BTreeMap<String, usize>,
+    /// Occurrences of tags beyond `MAX_TAGS_PER_PLACE` distinct ones.
+    others: usize,
 }
 
 impl Unmodelled {
     pub fn add(&mut self, src: &Src, place: &str, tagname: &str) {
-        let key = format!("{}: <{}>", src.name(), place);
-        let e = self
-            .by_place
-            .entry(key)
-            .or_insert_with(|| (src.path.to_path_buf(), BTreeMap::new()));
-        *e.1.entry(tagname.to_string()).or_insert(0) += 1;
+        use std::fmt::Write;
+        self.key.clear();
+        let _ = write!(self.key, "{}: <{}>", src.short_name(), place);
+        if !self.by_place.contains_key(self.key.as_str()) {
+            self.by_place.insert(self.key.clone(), Place::default());
+        }
+        let Some(p) = self.by_place.get_mut(self.key.as_str()) else {
+            return;
+        };
+        if let Some(n) = p.tags.get_mut(tagname) {
+            *n += 1;
+        } else if p.tags.len() < MAX_TAGS_PER_PLACE {
+            p.tags.insert(tagname.to_string(), 1);
+        } else {
+            p.others += 1;
+        }
     }
 
     /// Records every child element of `n` whose tag is not in `used`.
@@ -194,12 +472,21 @@ impl Unmodelled {
         }
     }
 
+    /// Records tags found by [`unread`] when the element was read.
+    pub fn add_all(&mut self, src: &Src, place: &str, tags: &[&str]) {
+        for t in tags {
+            self.add(src, place, t);
+        }
+    }
+
     pub fn warnings(&self) -> Vec<String> {
         self.by_place
             .iter()
-            .map(|(place, (_, tags))| {
-                let list: Vec<String> = tags
+            .map(|(place, p)| {
+                let mut list: Vec<String> = p
+                    .tags
                     .iter()
+                    .take(TAGS_SHOWN)
                     .map(|(t, n)| {
                         if *n > 1 {
                             format!("<{t}> (x{n})")
@@ -208,11 +495,100 @@ impl Unmodelled {
                         }
                     })
                     .collect();
+                let hidden: usize = p.tags.values().skip(TAGS_SHOWN).sum::<usize>() + p.others;
+                if hidden > 0 {
+                    list.push(format!("and {hidden} more"));
+                }
                 format!(
                     "{place}: not modelled by vcsim, ignored: {}",
                     list.join(", ")
                 )
             })
             .collect()
+    }
+}
+
+/// Parses a snippet and hands its root element to `f`, for unit tests.
+#[cfg(test)]
+pub fn with_root<T>(
+    text: &'static str,
+    f: impl FnOnce(&Src<'static>, Node<'_, 'static>) -> T,
+) -> T {
+    let src = Src::parse(Path::new("t.xml"), text).expect("snippet parses");
+    let doc = src.document().expect("snippet parses");
+    f(&src, doc.root_element())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first_error(text: &str) -> ImportError {
+        let src = Src::parse(Path::new("f.xml"), text).unwrap();
+        src.children().find_map(|d| d.err()).expect("an error")
+    }
+
+    #[test]
+    fn errors_in_an_element_are_placed_in_the_file() {
+        // roxmltree sees the element alone; its positions are moved back to
+        // where a parse of the whole file puts them.
+        for (text, line, at) in [
+            ("<r>\n<a/>\n  <b>x &bogus; y</b>\n</r>", 3, "3:8"),
+            ("<r>\n<b>\n\n  <c>&amp;&#xZZ;</c></b></r>", 4, "4:11"),
+            ("<r><b>\u{e9}\u{e9} <c>&x;</c></b></r>", 1, "1:13"),
+        ] {
+            let e = first_error(text);
+            assert_eq!(e.line, Some(line), "{e}");
+            assert!(e.message.ends_with(&format!(" at {at}")), "{e}");
+            let whole = roxmltree::Document::parse(text).unwrap_err();
+            assert_eq!(whole.pos().to_string(), at);
+        }
+    }
+
+    #[test]
+    fn lines_from_the_block_index() {
+        let text = format!("{}\n{}x\n", "a".repeat(200), "b\n".repeat(100));
+        let src = Src::parse(Path::new("f.xml"), "<r/>").unwrap();
+        assert_eq!(src.line_at(0), 1);
+        let src = Src {
+            line_index: {
+                let mut v = Vec::new();
+                let mut line = 1u32;
+                for block in text.as_bytes().chunks(LINE_BLOCK) {
+                    v.push(line);
+                    line += block.iter().filter(|b| **b == b'\n').count() as u32;
+                }
+                v
+            },
+            text: &text,
+            ..src
+        };
+        for (at, _) in text.char_indices().step_by(7) {
+            let want = text[..at].matches('\n').count() + 1;
+            assert_eq!(src.line_at(at), want, "offset {at}");
+        }
+        assert_eq!(src.line_at(text.len() + 10), 103);
+    }
+
+    #[test]
+    fn unmodelled_tags_are_capped() {
+        let src = Src::parse(Path::new("f.xml"), "<r/>").unwrap();
+        let mut un = Unmodelled::default();
+        for i in 0..(MAX_TAGS_PER_PLACE + 5) {
+            un.add(&src, "p", &format!("t{i:05}"));
+        }
+        un.add(&src, "p", "t00000");
+        let w = un.warnings();
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with("f.xml: <p>: not modelled by vcsim, ignored: <t00000> (x2), <t00001>"),
+            "{}",
+            &w[0][..80]
+        );
+        assert!(
+            w[0].ends_with(&format!("and {} more", MAX_TAGS_PER_PLACE + 5 - TAGS_SHOWN)),
+            "{}",
+            w[0]
+        );
     }
 }
