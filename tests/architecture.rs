@@ -163,6 +163,12 @@ fn root_items_used(src: &Path) -> Vec<String> {
             continue;
         }
         let code = code_of(&std::fs::read_to_string(f).unwrap());
+        if code.contains("use crate::*") {
+            out.push(format!(
+                "{}: crate::* (every item of the root)",
+                f.display()
+            ));
+        }
         for r in references(&m, &code) {
             let first = r.split("::").next().unwrap_or("");
             if !first.is_empty()

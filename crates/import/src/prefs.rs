@@ -2,8 +2,8 @@
 //! `sim_prefs.xml`: the work buffer, scheduling period, CPU and disk limits.
 
 use crate::emit::{Section, Val};
+use crate::error::ImportError;
 use crate::xml::{elems, tag, Src, Unmodelled};
-use crate::ImportError;
 
 /// A value read from a preferences file, with where it came from.
 #[derive(Clone)]

@@ -3,8 +3,11 @@
 //! `sim_prefs.xml`.
 
 use crate::emit::{num, Section, Val};
+use crate::error::ImportError;
+use crate::input::Input;
+use crate::output::scenario_head;
+use crate::prefs;
 use crate::xml::{child, elems, tag, Src, Unmodelled};
-use crate::{prefs, scenario_head, ImportError, Input};
 use roxmltree::Node;
 
 const DEFAULT_LAMBDA_S: f64 = 1000.0;
@@ -31,7 +34,7 @@ fn available(
     Ok((f, l))
 }
 
-pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
+pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
     let (ppath, ptext) = &inp.main;
     let src = Src::parse(ppath, ptext)?;
     let mut un = Unmodelled::default();
@@ -151,12 +154,12 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
             un.add(&src, "projects", tag(p));
             continue;
         }
-        if names.len() >= crate::MAX_PROJECTS {
+        if names.len() >= crate::input::MAX_PROJECTS {
             return Err(src.err(
                 p,
                 format!(
                     "more than {} projects: vcsim's limit for one host",
-                    crate::MAX_PROJECTS
+                    crate::input::MAX_PROJECTS
                 ),
             ));
         }
@@ -183,13 +186,13 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         if apps.is_empty() {
             return Err(src.err(p, format!("project `{name}` has no <app>")));
         }
-        if apps.len() > crate::MAX_APPS_PER_PROJECT {
+        if apps.len() > crate::input::MAX_APPS_PER_PROJECT {
             return Err(src.err(
                 p,
                 format!(
                     "project `{name}` has {} apps: vcsim's limit is {}",
                     apps.len(),
-                    crate::MAX_APPS_PER_PROJECT
+                    crate::input::MAX_APPS_PER_PROJECT
                 ),
             ));
         }
@@ -353,7 +356,7 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         &format!("Imported by vcsim from {}", inputs.join(", ")),
         "the 2007 simulator starts with no jobs on the host",
     );
-    let mut out = crate::Out::default();
+    let mut out = crate::output::Out::default();
     for s in &sections {
         out.push(s).map_err(|m| ImportError {
             file: ppath.clone(),
@@ -363,7 +366,7 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         })?;
     }
     warnings.extend(un.warnings());
-    crate::finish(
+    crate::output::finish(
         ppath,
         &inputs,
         vec![top, host, av, client],

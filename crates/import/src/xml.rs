@@ -1,8 +1,8 @@
 //! Helpers over `roxmltree`: positions, numbers, and the bookkeeping of
 //! tags that vcsim reads and those it does not model.
 
+use crate::error::ImportError;
 use crate::scan::{ScanError, Scanner};
-use crate::ImportError;
 use roxmltree::{Document, Node, StringStorage};
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -1,8 +1,8 @@
 //! `<app>` and `<app_version>`.
 
 use crate::client_state::host::gpu_kind;
+use crate::error::ImportError;
 use crate::xml::{child, unread, Located, Src, Text};
-use crate::ImportError;
 use roxmltree::Node;
 
 /// `<app>`, with the emulator's extra tags.

@@ -3,8 +3,8 @@
 //! vcsim reads the limits on concurrent jobs and the CPU and GPU use of app
 //! versions; the other settings are listed as not modelled.
 
+use crate::error::ImportError;
 use crate::xml::{child, elems, tag, Located, Src, Text, Unmodelled};
-use crate::ImportError;
 use roxmltree::Node;
 use std::collections::HashMap;
 

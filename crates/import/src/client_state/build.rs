@@ -8,8 +8,9 @@ use crate::client_state::project::ProjectEl;
 use crate::client_state::state::Group;
 use crate::client_state::work::{ResultEl, WorkunitEl};
 use crate::emit::{num, Section, Val};
+use crate::error::ImportError;
+use crate::output::Out;
 use crate::xml::{Src, Text, Unmodelled};
-use crate::{ImportError, Out};
 use std::collections::{HashMap, HashSet};
 
 /// The emulator's defaults where an app says nothing (BOINC `client/sim.cpp`,
@@ -193,14 +194,14 @@ impl<'s, 'a> Build<'s, 'a> {
                 })
             })
             .collect();
-        if vapps.len() > crate::MAX_APPS_PER_PROJECT {
+        if vapps.len() > crate::input::MAX_APPS_PER_PROJECT {
             return Err(src.err_at(
                 p.line,
                 "project",
                 format!(
                     "project `{name}` has {} apps (counting each plan class): vcsim's limit is {}",
                     vapps.len(),
-                    crate::MAX_APPS_PER_PROJECT
+                    crate::input::MAX_APPS_PER_PROJECT
                 ),
             ));
         }

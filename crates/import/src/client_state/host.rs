@@ -2,8 +2,8 @@
 //! `[[host.gpu]]` tables made from it.
 
 use crate::emit::{num, Section, Val};
+use crate::error::ImportError;
 use crate::xml::{child, elems, unread, Located, Src, Unmodelled};
-use crate::ImportError;
 use roxmltree::Node;
 
 /// `<host_info>`.

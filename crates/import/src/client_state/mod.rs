@@ -16,14 +16,17 @@ mod time_stats;
 mod work;
 
 use crate::emit::num;
+use crate::error::ImportError;
+use crate::input::Input;
+use crate::output::scenario_head;
+use crate::prefs;
 use crate::xml::{Src, Unmodelled};
-use crate::{prefs, scenario_head, ImportError, Input};
 pub use app_config::project_dir;
 use app_config::AppConfig;
 use state::State;
 use std::collections::HashMap;
 
-pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
+pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
     let (state_path, state_text) = &inp.main;
     let src = Src::parse(state_path, state_text)?;
     let mut un = Unmodelled::default();
@@ -96,7 +99,7 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
         overdue: 0,
     };
     // Each project's elements are dropped once it is written.
-    let mut out = crate::Out::default();
+    let mut out = crate::output::Out::default();
     let mut used_cfgs = std::collections::HashSet::new();
     for (gi, g) in groups.into_iter().enumerate() {
         let dir = project_dir(g.project.url());
@@ -192,5 +195,5 @@ pub fn import(inp: &Input) -> Result<crate::Imported, ImportError> {
     head.extend(gpu_secs);
     head.push(client);
     warnings.extend(un.warnings());
-    crate::finish(state_path, &inputs, head, out, warnings, &inp.options)
+    crate::output::finish(state_path, &inputs, head, out, warnings, &inp.options)
 }

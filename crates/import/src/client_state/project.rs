@@ -1,7 +1,7 @@
 //! `<project>`: name, share, flags, server availability and scheduler URLs.
 
+use crate::error::ImportError;
 use crate::xml::{child, elems, tag, unread, Located, Src, Text};
-use crate::ImportError;
 use roxmltree::Node;
 
 /// `<project>`.

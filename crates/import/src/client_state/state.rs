@@ -6,8 +6,8 @@ use crate::client_state::host::HostInfo;
 use crate::client_state::project::ProjectEl;
 use crate::client_state::time_stats::TimeStats;
 use crate::client_state::work::{ActiveTask, FileEl, ResultEl, WorkunitEl};
+use crate::error::ImportError;
 use crate::xml::{elems, tag, Located, Src, Text, Unmodelled};
-use crate::ImportError;
 use roxmltree::Node;
 use std::collections::HashMap;
 
@@ -51,12 +51,12 @@ impl<'a> State<'a> {
         match t {
             "host_info" => self.host_info = Some(HostInfo::parse(src, n)?),
             "time_stats" => self.time_stats = Some(TimeStats::parse(src, n)?),
-            "project" if self.groups.len() >= crate::MAX_PROJECTS => {
+            "project" if self.groups.len() >= crate::input::MAX_PROJECTS => {
                 return Err(src.err(
                     n,
                     format!(
                         "more than {} projects: vcsim's limit for one host",
-                        crate::MAX_PROJECTS
+                        crate::input::MAX_PROJECTS
                     ),
                 ));
             }

@@ -1,8 +1,8 @@
 //! `<time_stats>`: the host's availability and the state's current time.
 
 use crate::emit::{num, Section, Val};
+use crate::error::ImportError;
 use crate::xml::{unread, Located, Src};
-use crate::ImportError;
 use roxmltree::Node;
 
 /// vcsim's default mean available period (the paper's lambda_avail), used

@@ -1,8 +1,8 @@
 //! The work on the host: `<workunit>`, `<result>`, `<file>`/`<file_info>`
 //! and `<active_task>`.
 
+use crate::error::ImportError;
 use crate::xml::{child, elems, tag, Located, Src, Text};
-use crate::ImportError;
 use roxmltree::Node;
 
 /// `<workunit>`.

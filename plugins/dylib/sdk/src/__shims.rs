@@ -8,9 +8,11 @@
 //! a view that breaks the ABI's size rules is a panic caught the same way.
 
 use crate::abi::{self, ArrayOut, ErrBuf, State, StaticStr};
+use crate::decision::*;
+use crate::error::PolicyError;
 use crate::strided::{str_in, Strided};
+use crate::traits::*;
 use crate::view::{EstimateView, ServerRequest, View};
-use crate::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A plugin's state: the policy, and buffers reused between calls.

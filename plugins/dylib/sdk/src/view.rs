@@ -2,8 +2,8 @@
 //! `#[repr(C)]` snapshot behind accessors.
 
 use crate::abi::{self, File, Host, Job, Prefs, ProjectRsc, ReportedJob, RscInfo};
+use crate::decision::WorkRequest;
 use crate::strided::{str_in, Strided};
-use crate::WorkRequest;
 use vcsim_rng::SimRng;
 
 /// A plugin's random stream `name` at step `step` of the run of `seed`.
