@@ -57,7 +57,7 @@ fn real_client_state_with_prefs_and_override() {
     // are fractions of the on-time, as in BOINC.
     assert_eq!(s.host.availability.fraction, 0.9);
     assert_eq!(s.host.availability.active_fraction, 0.8);
-    assert_eq!(s.host.availability.gpu_active_fraction, 0.7);
+    assert_eq!(s.host.availability.gpu_active_fraction, Some(0.7));
     // The override file wins over global_prefs.xml.
     assert_eq!(s.client.work_buf_min_days, 0.5);
     assert_eq!(s.client.max_ncpus_pct, 75.0);
@@ -662,7 +662,7 @@ fn todays_host_with_app_config() {
     let s = &imp.scenario;
     let av = &s.host.availability;
     assert_eq!(
-        (av.fraction, av.active_fraction, av.gpu_active_fraction),
+        (av.fraction, av.active_fraction, av.gpu_active()),
         (0.95, 0.6, 0.6),
         "gpu_active_frac 0.8 is clamped to active_frac"
     );

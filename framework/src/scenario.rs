@@ -57,9 +57,10 @@ pub struct HostAvailability {
     #[serde(default = "defaults::one")]
     pub active_fraction: f64,
     /// Of the on-time, the fraction in which GPU computing is allowed
-    /// (BOINC's `gpu_active_frac`); at most `active_fraction`.
-    #[serde(default = "defaults::one")]
-    pub gpu_active_fraction: f64,
+    /// (BOINC's `gpu_active_frac`); at most `active_fraction`, which it
+    /// takes when left out (see [`HostAvailability::gpu_active`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_active_fraction: Option<f64>,
 }
 
 impl Default for HostAvailability {
@@ -68,8 +69,16 @@ impl Default for HostAvailability {
             fraction: 1.0,
             mean_on_seconds: defaults::mean_on_seconds(),
             active_fraction: 1.0,
-            gpu_active_fraction: 1.0,
+            gpu_active_fraction: None,
         }
+    }
+}
+
+impl HostAvailability {
+    /// The fraction of on-time in which GPU computing is allowed:
+    /// `gpu_active_fraction`, or `active_fraction` when it is left out.
+    pub fn gpu_active(&self) -> f64 {
+        self.gpu_active_fraction.unwrap_or(self.active_fraction)
     }
 }
 
@@ -461,17 +470,16 @@ impl Scenario {
             av.active_fraction,
             false,
         )?;
-        fraction(
-            "host.availability.gpu_active_fraction",
-            av.gpu_active_fraction,
-            true,
-        )?;
-        if av.gpu_active_fraction > av.active_fraction {
+        if let Some(g) = av.gpu_active_fraction {
+            fraction("host.availability.gpu_active_fraction", g, true)?;
+        }
+        if av.gpu_active() > av.active_fraction {
             return Err((
                 "host.availability.gpu_active_fraction".into(),
                 format!(
                     "must be at most active_fraction ({}): GPU computing is allowed only when computing is, found {}",
-                    av.active_fraction, av.gpu_active_fraction
+                    av.active_fraction,
+                    av.gpu_active()
                 ),
             ));
         }
@@ -732,6 +740,25 @@ flops_mean = 1e12
         assert_eq!(s.client.work_buf_min_days, 0.1);
         assert_eq!(s.host.availability.fraction, 1.0);
         assert_eq!(s.projects[0].apps[0].cpus, 1.0);
+    }
+
+    #[test]
+    fn gpu_computing_is_allowed_whenever_computing_is_unless_said() {
+        let text = MINIMAL.replace(
+            "cpu_flops = 1e9",
+            "cpu_flops = 1e9\n[host.availability]\nactive_fraction = 0.5",
+        );
+        let s = Scenario::from_toml_str(&text, Path::new("t.toml")).unwrap();
+        assert_eq!(s.host.availability.gpu_active(), 0.5);
+        let text = text.replace(
+            "active_fraction = 0.5",
+            "active_fraction = 0.5\ngpu_active_fraction = 0.6",
+        );
+        let e = Scenario::from_toml_str(&text, Path::new("t.toml")).unwrap_err();
+        assert_eq!(
+            e.key.as_deref(),
+            Some("host.availability.gpu_active_fraction")
+        );
     }
 
     #[test]

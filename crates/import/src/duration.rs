@@ -52,7 +52,7 @@ pub fn choose(
         for a in &p.apps {
             let (speed, frac) = match &a.gpu {
                 Some(g) => match host.gpus.iter().find(|h| h.kind == g.kind) {
-                    Some(h) => (g.count * h.flops, av.fraction * av.gpu_active_fraction),
+                    Some(h) => (g.count * h.flops, av.fraction * av.gpu_active()),
                     // Never sent: the host lacks the GPU.
                     None => continue,
                 },

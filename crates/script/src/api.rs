@@ -511,9 +511,23 @@ fn view_api(api: &mut Api) {
     api.get(S, "on_fraction", "float", "Fraction of time the client expects the host to compute (1 unless the scenario learns availability).", |_: &mut ViewH| with_view(|v| Ok(v.on_fraction())));
     api.get(
         S,
+        "cpu_allowed",
+        "bool",
+        "Computing is allowed now (the host is on and the user lets BOINC compute: `active_fraction`).",
+        |_: &mut ViewH| with_view(|v| Ok(v.cpu_allowed())),
+    );
+    api.get(
+        S,
+        "gpu_allowed",
+        "bool",
+        "GPU computing is allowed now (`gpu_active_fraction`).",
+        |_: &mut ViewH| with_view(|v| Ok(v.gpu_allowed())),
+    );
+    api.get(
+        S,
         "available_seconds",
         "float",
-        "Seconds the host has been available since the run began.",
+        "Seconds in which the host could compute since the run began.",
         |_: &mut ViewH| with_view(|v| Ok(v.available_seconds())),
     );
     api.get(
@@ -701,6 +715,13 @@ fn project_api(api: &mut Api) {
     );
     pget(
         api,
+        "max_concurrent",
+        "int",
+        "At most this many of its jobs run at once (app_config.xml's `project_max_concurrent`); 0: no cap.",
+        |v, p| v.project(p).max_concurrent as i64,
+    );
+    pget(
+        api,
         "contactable",
         "bool",
         "No back-off keeps the client from contacting it now.",
@@ -801,6 +822,27 @@ fn job_api(api: &mut Api) {
         "int",
         "Its application's index within the project.",
         |_, j| j.app as i64,
+    );
+    jget(
+        api,
+        "app_name",
+        "string",
+        "Its application's name.",
+        |v, j| ImmutableString::from(v.project(j.project).apps[j.app].name.as_str()),
+    );
+    jget(
+        api,
+        "app_max_concurrent",
+        "int",
+        "At most this many jobs of its application run at once (app_config.xml's `max_concurrent`); 0: no cap. `v.capacity()` honours it.",
+        |v, j| v.project(j.project).apps[j.app].max_concurrent as i64,
+    );
+    jget(
+        api,
+        "latency_bound",
+        "float",
+        "Seconds from its dispatch to its deadline (its application's bound).",
+        |v, j| v.project(j.project).apps[j.app].latency_bound,
     );
     jget(api, "cpus", "float", "CPUs it uses.", |_, j| j.cpus);
     jget(
@@ -1397,6 +1439,20 @@ fn helper_api(api: &mut Api) {
                 r.0.projects
                     .get(p.max(0) as usize)
                     .map_or(0, |x| x.misses as i64),
+            )
+        },
+    );
+    api.func(
+        R,
+        "can_use",
+        "p",
+        "float",
+        "Instances project p's max_concurrent caps let it use (infinite without caps).",
+        |r: &mut RrH, p: i64| {
+            Ok::<_, Box<rhai::EvalAltResult>>(
+                r.0.projects
+                    .get(p.max(0) as usize)
+                    .map_or(f64::INFINITY, |x| x.can_use),
             )
         },
     );

@@ -208,3 +208,35 @@ fn an_error_inside_a_helper_names_the_hook_that_called_it() {
         "{err}"
     );
 }
+
+#[test]
+fn capacity_honours_max_concurrent_and_scripts_can_read_the_caps() {
+    // A's 1-CPU app `a` capped at 2 jobs at once: of its five jobs (running
+    // 1, preempted 3, queued 2, 4, 0 in the v4 order) only two are taken,
+    // though 8 CPUs are free.
+    let text = HOST.replacen(
+        "name = \"a\"\ncpus = 1",
+        "name = \"a\"\ncpus = 1\nmax_concurrent = 2",
+        1,
+    );
+    assert_ne!(text, HOST);
+    let mut st = state(&text);
+    for (d, running) in [(30.0, false), (40.0, true), (10.0, false)] {
+        let s = JobSpec::queued(0, 1e12, d * DAY);
+        add_job(&mut st, if running { s.running(0.5) } else { s });
+    }
+    let mut p = cpu(r#"
+        fn schedule(v) {
+            if v.jobs[0].app_max_concurrent != 2 { throw "the cap"; }
+            if v.project(0).max_concurrent != 0 { throw "no project cap"; }
+            let cap = v.capacity();
+            let out = [];
+            loop {
+                let j = cap.take_next(0);
+                if j == () { break; }
+                out += j;
+            }
+            out
+        }"#);
+    assert_eq!(call(&mut p, &st).unwrap(), vec![1, 2]);
+}

@@ -35,7 +35,7 @@ impl HostAvailability {
     pub fn new(scn: &Scenario, seed: u64, clock: &Clock) -> HostAvailability {
         let a = &scn.host.availability;
         let gpu_of_active = if a.active_fraction > 0.0 {
-            (a.gpu_active_fraction / a.active_fraction).min(1.0)
+            (a.gpu_active() / a.active_fraction).min(1.0)
         } else {
             0.0
         };
