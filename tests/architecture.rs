@@ -5,7 +5,9 @@
 //!   (a file may use its ancestors' items, as a submodule that implements
 //!   part of its parent does, and its own submodules);
 //! - the framework reads no environment and no clock, prints nothing,
-//!   writes no file, and iterates no hash map.
+//!   writes no file, and iterates no hash map;
+//! - the code map names every source file, and every file and test the
+//!   document names exists.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -361,4 +363,98 @@ fn the_framework_reads_no_environment_or_clock_and_prints_nothing() {
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The trees whose `.rs` files ARCHITECTURE.md's code map lists.
+const MAPPED_TREES: [&str; 5] = ["framework", "plugins", "crates", "src", "tests"];
+
+/// Every `.rs` file of [`MAPPED_TREES`], as a path from the repository's
+/// root with `/` separators, sorted; build outputs (`target/`) left out.
+fn mapped_files() -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = MAPPED_TREES.iter().map(|t| root().join(t)).collect();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n != "target") {
+                    stack.push(p);
+                }
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let rel = p.strip_prefix(root()).unwrap();
+                let parts: Vec<_> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect();
+                out.push(parts.join("/"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn architecture_md() -> String {
+    std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md at the root")
+}
+
+/// The code map names every source file by its path from the root, in
+/// backticks (`` `framework/src/sim/mod.rs` ``), so that a file added,
+/// moved or split shows up here until its line is written.
+#[test]
+fn every_source_file_is_on_the_code_map() {
+    let map = architecture_md();
+    let missing: Vec<String> = mapped_files()
+        .into_iter()
+        .filter(|f| !map.contains(&format!("`{f}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's code map lacks these files (one line each, \
+         the path from the repository's root in backticks):\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The other way round: every `.rs` file ARCHITECTURE.md names (in
+/// backticks, from the root) exists, and every test it names as
+/// `` `file.rs::...::test_name` `` is a function of that file.
+#[test]
+fn every_file_and_test_architecture_md_names_exists() {
+    let map = architecture_md();
+    let mut stale = Vec::new();
+    for (i, _) in map.match_indices(".rs") {
+        let Some(open) = map[..i].rfind('`') else {
+            continue;
+        };
+        let Some(close) = map[i..].find('`') else {
+            continue;
+        };
+        let token = &map[open + 1..i + close];
+        if token.contains(char::is_whitespace)
+            || !MAPPED_TREES
+                .iter()
+                .any(|t| token.starts_with(&format!("{t}/")))
+        {
+            continue;
+        }
+        let (file, item) = match token.split_once(".rs") {
+            Some((f, rest)) => (format!("{f}.rs"), rest.rsplit("::").next().unwrap_or("")),
+            None => continue,
+        };
+        let Ok(text) = std::fs::read_to_string(root().join(&file)) else {
+            stale.push(format!("{token}: no such file"));
+            continue;
+        };
+        if !item.is_empty() && !text.contains(&format!("fn {item}(")) {
+            stale.push(format!("{token}: no `fn {item}` in {file}"));
+        }
+    }
+    stale.sort();
+    stale.dedup();
+    assert!(
+        stale.is_empty(),
+        "ARCHITECTURE.md names:\n{}",
+        stale.join("\n")
+    );
 }

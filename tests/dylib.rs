@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use vcsim_framework::model::ClientState;
 use vcsim_framework::{
     run_spec, AnyPolicy, CompletionEstimator, Family, PolicySpec, Registry, RunReport, Scenario,
-    SimOptions, View,
+    SimOptions, Stepping, View,
 };
 
 const PLUGIN_CRATES: [&str; 5] = [
@@ -189,6 +189,46 @@ fn the_example_against_the_builtins_on_mix_5_slack_5() {
         snap += &summary(&run(&reg, &scn, spec).unwrap());
     }
     insta::assert_snapshot!("example_vs_builtin_mix_5_slack_5", snap);
+}
+
+/// The example's policies (which certify no quiet stretch) give the same
+/// report, timeline, log and trace whether the simulator jumps between
+/// events or visits every step.
+#[test]
+fn the_example_jumps_as_it_steps() {
+    let mut reg = builtins();
+    vcsim_dylib_host::register(&mut reg, &[example()]).unwrap();
+    for (name, days) in [
+        ("mix-5-slack-5.toml", 20.0),
+        ("outages.toml", 20.0),
+        ("gpu-half-cpu.toml", 10.0),
+    ] {
+        let scn = scenario(name, days);
+        for spec in [
+            "cpu=lsf",
+            "fetch=least-queued",
+            "cpu=lsf,fetch=least-queued",
+        ] {
+            let spec = PolicySpec::parse(spec).unwrap();
+            let both: Vec<String> = [Stepping::EventDriven, Stepping::FixedStep]
+                .into_iter()
+                .map(|stepping| {
+                    let opts = SimOptions {
+                        stepping,
+                        timeline: true,
+                        trace: true,
+                        ..SimOptions::default()
+                    };
+                    let o = run_spec(&scn, &reg, &spec, opts).unwrap();
+                    format!(
+                        "{:?}\n{:?}\n{:?}\n{:?}",
+                        o.report, o.timeline, o.log, o.trace
+                    )
+                })
+                .collect();
+            assert!(both[0] == both[1], "{name} under {spec}: the modes differ");
+        }
+    }
 }
 
 /// Ports of `ws1`, `jc1` and `none` through the ABI give the built-ins'

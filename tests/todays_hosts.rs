@@ -141,3 +141,25 @@ fn a_cpu_only_fetcher_on_a_gpu_host_is_named_in_a_warning() {
     let out = vcsim(&["run", "scenarios/gpu-fractional-cpu.toml"]).run();
     assert!(!out.stderr().contains("warning:"), "{}", out.stderr());
 }
+
+/// Two GPU jobs holding a whole CPU each on a 1-CPU host with 2 GPUs: the
+/// rule admits both (1 + 1 is within 1 + 1). They compute at full speed on
+/// their GPUs and share the CPU, which is full, not over-full.
+#[test]
+fn gpu_jobs_that_hold_more_cpus_than_the_host_has_share_them() {
+    let p = temp_dir("two-gpu-jobs").join("s.toml");
+    std::fs::write(
+        &p,
+        "name = \"two GPU jobs, one CPU\"\nduration_days = 4\n\
+         [host]\nncpus = 1\ncpu_flops = 1e9\n\
+         [[host.gpu]]\nkind = \"nvidia\"\ncount = 2\nflops = 2e9\n\
+         [[project]]\nname = \"A\"\nresource_share = 100\nlatency_bound_days = 5\n\
+         [[project.app]]\nname = \"gpu\"\ncpus = 1\ngpu = { kind = \"nvidia\", count = 1 }\n\
+         flops_estimate = 7.2e12\nflops_mean = 7.2e12\n",
+    )
+    .unwrap();
+    let r = run(p.to_str().unwrap(), &[]);
+    assert!(idle(&r, "nvidia") <= 0.02, "both GPUs compute: {r}");
+    assert!(idle(&r, "cpu") <= 0.02, "the CPU is held: {r}");
+    assert!(near(usage(&r, 0, "cpu"), 1.0, 0.02), "{r}");
+}

@@ -28,6 +28,17 @@ impl RunLog {
         }
     }
 
+    /// Where the log stands, to [`RunLog::rewind`] to.
+    pub(crate) fn mark(&self) -> (usize, u64) {
+        (self.lines.borrow().len(), *self.dropped.borrow())
+    }
+
+    /// Forgets the lines written since `mark`.
+    pub(crate) fn rewind(&self, mark: (usize, u64)) {
+        self.lines.borrow_mut().truncate(mark.0);
+        *self.dropped.borrow_mut() = mark.1;
+    }
+
     /// The lines, with a last one counting those dropped over the limit.
     pub fn into_lines(self) -> Vec<String> {
         let mut lines = self.lines.into_inner();

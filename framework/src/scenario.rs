@@ -592,7 +592,22 @@ impl Scenario {
                         }
                     }
                     // A project may have apps for a GPU this host lacks: the server never sends them.
-                    Some(g) => positive(&ka("gpu.count"), g.count)?,
+                    Some(g) => {
+                        positive(&ka("gpu.count"), g.count)?;
+                        // A job must fit on the host's GPUs of its kind, as
+                        // a CPU job must fit on its CPUs.
+                        if let Some(t) = self.host.gpus.iter().find(|t| t.kind == g.kind) {
+                            if g.count > t.count as f64 {
+                                return Err((
+                                    ka("gpu.count"),
+                                    format!(
+                                        "{} {} GPUs per job is more than the host's {}",
+                                        g.count, g.kind, t.count
+                                    ),
+                                ));
+                            }
+                        }
+                    }
                 }
                 positive(&ka("flops_estimate"), a.flops_estimate)?;
                 positive(&ka("flops_mean"), a.flops_mean)?;
@@ -759,6 +774,29 @@ flops_mean = 1e12
             e.key.as_deref(),
             Some("host.availability.gpu_active_fraction")
         );
+    }
+
+    #[test]
+    fn a_job_wider_than_the_hosts_gpus_is_refused() {
+        let text = MINIMAL
+            .replace(
+                "cpu_flops = 1e9",
+                "cpu_flops = 1e9\n[[host.gpu]]\nkind = \"nvidia\"\ncount = 1\nflops = 1e12",
+            )
+            .replace(
+                "name = \"main\"",
+                "name = \"main\"\ncpus = 0.5\ngpu = { kind = \"nvidia\", count = 2 }",
+            );
+        let e = Scenario::from_toml_str(&text, Path::new("x.toml")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("project.0.app.0.gpu.count"));
+        assert!(
+            e.to_string()
+                .contains("2 nvidia GPUs per job is more than the host's 1"),
+            "{e}"
+        );
+        // One that fits is taken.
+        let ok = text.replace("count = 2 }", "count = 1 }");
+        assert!(Scenario::from_toml_str(&ok, Path::new("x.toml")).is_ok());
     }
 
     #[test]

@@ -61,6 +61,17 @@ impl Clock {
     }
 }
 
+impl Clock {
+    /// The first step whose boundary is after `t` (strictly).
+    pub fn step_after(&self, t: Time) -> u64 {
+        match self.step_at_or_after(t) {
+            NEVER => NEVER,
+            k if self.time(k) <= t => k.saturating_add(1),
+            k => k,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +86,8 @@ mod tests {
         assert_eq!(c.step_at_or_after(600.0), 10);
         assert_eq!(c.step_at_or_after(600.1), NEVER);
         assert_eq!(c.step_at_or_after(1e300), NEVER);
+        assert_eq!(c.step_after(60.0), 2);
+        assert_eq!(c.step_after(59.0), 1);
         assert_eq!(c.step_at_or_after(f64::INFINITY), NEVER);
         assert_eq!(c.step_at_or_after(f64::NAN), NEVER);
         // 3 x 0.1 / 0.1 rounds up to 3.0000000000000004: still step 3.

@@ -42,6 +42,8 @@ pub struct ClientState {
     pub connection_interval: f64,
     /// The run's seed, for policies that draw at random.
     pub seed: u64,
+    /// Some project or app has a max_concurrent cap.
+    pub any_max_concurrent: bool,
     /// Files on the host and the disk limit.
     pub disk: DiskState,
 }
@@ -161,6 +163,10 @@ impl ClientState {
             last_rpc: None,
             connection_interval: s.host.connection_interval_days * 86400.0,
             seed: s.seed,
+            any_max_concurrent: s
+                .projects
+                .iter()
+                .any(|p| p.max_concurrent > 0 || p.apps.iter().any(|a| a.max_concurrent > 0)),
             disk: DiskState {
                 total_limit: total_disk_limit(s),
                 ..Default::default()

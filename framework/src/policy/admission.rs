@@ -31,29 +31,43 @@ pub struct Admission {
     /// Free instances per resource (index 0, the CPU: `ncpus - cpu_used`,
     /// negative while over-committed).
     pub free: Vec<f64>,
-    /// Jobs admitted per project, and per (project, app).
+    /// With max_concurrent caps: jobs admitted per project and per
+    /// (project, app), the app's at `app_at[project] + app`; empty without.
     project_jobs: Vec<u32>,
-    app_jobs: Vec<Vec<u32>>,
+    app_jobs: Vec<u32>,
+    app_at: Vec<usize>,
     project_cap: Vec<u32>,
-    app_cap: Vec<Vec<u32>>,
+    app_cap: Vec<u32>,
 }
 
 impl Admission {
-    /// An empty host.
+    /// An empty host. (Without caps it allocates only the free instances:
+    /// schedulers make one at every call.)
     pub fn new(host: &HostInfo, projects: &[ProjectState]) -> Admission {
-        Admission {
+        let capped = projects
+            .iter()
+            .any(|p| p.max_concurrent > 0 || p.apps.iter().any(|a| a.max_concurrent > 0));
+        let mut a = Admission {
             ncpus: host.ncpus,
             strict: host.strict_cpus,
             cpu_used: 0.0,
             free: (0..host.nrsc()).map(|r| host.ninstances(r)).collect(),
-            project_jobs: vec![0; projects.len()],
-            app_jobs: projects.iter().map(|p| vec![0; p.apps.len()]).collect(),
-            project_cap: projects.iter().map(|p| p.max_concurrent).collect(),
-            app_cap: projects
-                .iter()
-                .map(|p| p.apps.iter().map(|a| a.max_concurrent).collect())
-                .collect(),
+            project_jobs: Vec::new(),
+            app_jobs: Vec::new(),
+            app_at: Vec::new(),
+            project_cap: Vec::new(),
+            app_cap: Vec::new(),
+        };
+        if capped {
+            for p in projects {
+                a.app_at.push(a.app_cap.len());
+                a.project_cap.push(p.max_concurrent);
+                a.app_cap.extend(p.apps.iter().map(|x| x.max_concurrent));
+            }
+            a.project_jobs = vec![0; projects.len()];
+            a.app_jobs = vec![0; a.app_cap.len()];
         }
+        a
     }
 
     /// An empty host as `v` sees it.
@@ -78,11 +92,12 @@ impl Admission {
         if !cpu_ok {
             return Some(Refusal::CpuFull);
         }
+        if self.project_cap.is_empty() {
+            return None;
+        }
         let cap = |n: u32, c: u32| c > 0 && n >= c;
-        if cap(
-            self.app_jobs[j.project][j.app],
-            self.app_cap[j.project][j.app],
-        ) {
+        let a = self.app_at[j.project] + j.app;
+        if cap(self.app_jobs[a], self.app_cap[a]) {
             return Some(Refusal::AppMaxConcurrent);
         }
         if cap(self.project_jobs[j.project], self.project_cap[j.project]) {
@@ -101,8 +116,10 @@ impl Admission {
         if let Some((r, n)) = j.gpu {
             self.free[r] -= n;
         }
-        self.project_jobs[j.project] += 1;
-        self.app_jobs[j.project][j.app] += 1;
+        if !self.project_cap.is_empty() {
+            self.project_jobs[j.project] += 1;
+            self.app_jobs[self.app_at[j.project] + j.app] += 1;
+        }
     }
 
     /// Undoes [`Admission::take`].
@@ -112,8 +129,10 @@ impl Admission {
         if let Some((r, n)) = j.gpu {
             self.free[r] += n;
         }
-        self.project_jobs[j.project] -= 1;
-        self.app_jobs[j.project][j.app] -= 1;
+        if !self.project_cap.is_empty() {
+            self.project_jobs[j.project] -= 1;
+            self.app_jobs[self.app_at[j.project] + j.app] -= 1;
+        }
     }
 
     /// Could some job still start? (A CPU below the count, or some GPU free.)

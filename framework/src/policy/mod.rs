@@ -19,6 +19,7 @@ pub use error::{PolicyError, PolicyResult};
 pub use view::View;
 
 use crate::model::Job;
+use crate::time::Time;
 
 /// Which jobs run on which resources now.
 pub trait CpuScheduler: Send {
@@ -34,10 +35,24 @@ pub trait WorkFetcher: Send {
     fn account(&mut self, _v: &View) -> PolicyResult<()> {
         Ok(())
     }
-    /// The RPC to make now for work, if any. It must depend only on the view
-    /// (the simulator asks it at projected future times to find the step at
-    /// which work is first needed). Only contactable projects may be named.
+    /// The RPC to make now for work, if any. It must depend only on the view:
+    /// the simulator asks it at every step where the client runs (also, in
+    /// the event-driven mode, at steps ahead of the state's last event, with
+    /// a view projected to them: the same view a fixed-step run has there).
+    /// Only contactable projects may be named.
     fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>>;
+    /// How long `request` is sure to stay `None`: `Some(t)`, `v.now() <= t
+    /// <= limit`, when at every step from `v.now()` to `t` (the state
+    /// unchanged, running jobs progressing as they do) `request` would
+    /// answer `None`; `None` when it cannot say. The event-driven simulator
+    /// then does not ask `request` at those steps, so an answer here must
+    /// be certain, not likely (a wrong one makes the event-driven run differ
+    /// from the fixed-step one), and a fetcher that certifies must not log
+    /// from `request`. The default says nothing: the fetcher is asked at
+    /// every step.
+    fn quiet_until(&self, _v: &View, _limit: Time) -> PolicyResult<Option<Time>> {
+        Ok(None)
+    }
     /// The amount to ask of `project` when an RPC goes to it anyway (to
     /// report overdue results); None asks for nothing.
     fn piggyback(&self, _v: &View, _project: usize) -> PolicyResult<Option<WorkRequest>> {
@@ -69,6 +84,20 @@ pub trait WorkSender: Send {
 pub trait CompletionEstimator: Send {
     /// Seconds of computing left (wall seconds while running). Pure.
     fn remaining_seconds(&self, v: &View, job: &Job) -> PolicyResult<f64>;
+    /// The least and greatest `remaining_seconds` of `job` over the views at
+    /// times from `v.now()` to `until`, the state unchanged (a running job
+    /// progressing at its rate, the others still); None when it cannot say
+    /// (fetchers then cannot certify a quiet stretch: see
+    /// [`WorkFetcher::quiet_until`]). The bounds must hold for the values
+    /// `remaining_seconds` computes, rounding included.
+    fn remaining_bounds(
+        &self,
+        _v: &View,
+        _job: &Job,
+        _until: Time,
+    ) -> PolicyResult<Option<(f64, f64)>> {
+        Ok(None)
+    }
     /// The correction applied to new estimates of `project` (BOINC's DCF). Pure.
     fn correction(&self, _v: &View, _project: usize) -> PolicyResult<f64> {
         Ok(1.0)

@@ -20,6 +20,9 @@ pub struct View<'a> {
     st: &'a ClientState,
     est: &'a dyn CompletionEstimator,
     log: Option<&'a RunLog>,
+    /// The projects' total resource share (summed once: policies divide by
+    /// it per project).
+    total_share: f64,
 }
 
 impl<'a> View<'a> {
@@ -31,6 +34,7 @@ impl<'a> View<'a> {
             st,
             est,
             log: None,
+            total_share: st.total_share(),
         }
     }
     /// The same view, writing its `log` lines to `log`.
@@ -64,6 +68,15 @@ impl<'a> View<'a> {
     /// The current simulated time.
     pub fn now(&self) -> Time {
         self.at
+    }
+    /// The same state seen at time `t` (not before the state's last event):
+    /// running jobs projected forward. It does not write to the run's log.
+    pub fn at(&self, t: Time) -> View<'a> {
+        View {
+            at: t,
+            log: None,
+            ..*self
+        }
     }
     pub fn host(&self) -> &'a HostInfo {
         &self.st.host
@@ -119,6 +132,19 @@ impl<'a> View<'a> {
     pub fn run_seconds(&self, j: &Job) -> f64 {
         j.run_seconds_at(self.at)
     }
+    /// How fast the job's fraction done grows, per second (0 unless it
+    /// computes now): what a client sees of its progress.
+    pub fn fraction_done_rate(&self, j: &Job) -> f64 {
+        if j.progresses() {
+            j.rate / j.flops_real
+        } else {
+            0.0
+        }
+    }
+    /// Whether the job computes now (running, and allowed to).
+    pub fn progresses(&self, j: &Job) -> bool {
+        j.progresses()
+    }
     /// The estimator's remaining run time of `j`.
     pub fn remaining_seconds(&self, j: &Job) -> PolicyResult<f64> {
         if j.state == JobState::Finished {
@@ -137,6 +163,16 @@ impl<'a> View<'a> {
             ))
             .of(Family::Estimate))
         }
+    }
+    /// Bounds of the estimator's remaining time of `j` from now to `until`
+    /// (see `CompletionEstimator::remaining_bounds`); a finished job's is 0.
+    pub fn remaining_bounds(&self, j: &Job, until: Time) -> PolicyResult<Option<(f64, f64)>> {
+        if j.state == JobState::Finished {
+            return Ok(Some((0.0, 0.0)));
+        }
+        self.est
+            .remaining_bounds(self, j, until)
+            .map_err(|e| e.of(Family::Estimate))
     }
     /// The estimator's correction of new estimates of `p` (BOINC's DCF).
     pub fn correction(&self, p: usize) -> PolicyResult<f64> {
@@ -157,13 +193,17 @@ impl<'a> View<'a> {
     pub fn static_estimate(&self, j: &Job) -> PolicyResult<f64> {
         Ok(j.estimated_seconds() * self.correction(j.project)?)
     }
+    /// Some project or app has a max_concurrent cap.
+    pub fn any_max_concurrent(&self) -> bool {
+        self.st.any_max_concurrent
+    }
     /// Sum of all projects' resource shares.
     pub fn total_share(&self) -> f64 {
-        self.st.total_share()
+        self.total_share
     }
     /// Resource share of `p` as a fraction of all projects' shares.
     pub fn share_fraction(&self, p: usize) -> f64 {
-        self.st.projects[p].resource_share / self.st.total_share()
+        self.st.projects[p].resource_share / self.total_share
     }
     pub fn project_has_runnable(&self, p: usize) -> bool {
         self.st

@@ -55,6 +55,7 @@ impl Simulation {
 
     pub(super) fn rpc_loop(&mut self) -> Result<(), SimError> {
         let now = self.st.now;
+        self.quiet_through = None;
         for _ in 0..MAX_RPCS_PER_STEP {
             if self.connection_blocked(now) {
                 return Ok(());
@@ -66,6 +67,9 @@ impl Simulation {
                     .filter(|r| r.project == p)
                     .unwrap_or_else(|| WorkRequest::report_only(p, self.st.host.nrsc()))
             } else {
+                if self.quiet_now()?.is_some() {
+                    return Ok(());
+                }
                 let v = live_view!(self);
                 let r = self.pol.fetch.request(&v);
                 match r.map_err(|e| self.policy_err(Family::Fetch, e))? {

@@ -1,24 +1,31 @@
 //! The next step to visit: the earliest step at which something can happen.
+//!
+//! Why jumping to it gives the same run as visiting every step (the
+//! argument is in ARCHITECTURE.md, "Exactness"): between two steps at which
+//! the state changes, only the fetcher's answer can change (running jobs
+//! progress, and the view it sees moves with them). The simulator asks the
+//! fetcher at every such step, as a fixed-step run does, except over
+//! stretches the fetcher certifies quiet (`WorkFetcher::quiet_until`).
 
 use super::{SimError, Simulation, Stepping};
 use crate::model::JobState;
 use crate::policy::View;
 use crate::registry::Family;
+use crate::time::Time;
 
 impl Simulation {
-    /// The next step at which something can happen.
-    pub(super) fn next_event_step(&mut self) -> Result<u64, SimError> {
-        let k = self.k;
-        if self.opts.stepping == Stepping::FixedStep {
-            return Ok(k + 1);
-        }
+    /// The first step after `k` at which the state changes by itself (a
+    /// host flip, a job finishing, a scheduling period ending, a back-off
+    /// ending, a report falling due), or the end of the run; and whether
+    /// the connection interval bars RPCs until then.
+    fn state_event_step(&self, k: u64) -> (u64, bool) {
         let clock = self.clock;
         let mut n = clock.nsteps;
         if let Some(f) = self.host.next_flip() {
             n = n.min(f);
         }
         if !self.st.host_on {
-            return Ok(n.max(k + 1));
+            return (n.max(k + 1), true);
         }
         let t = self.time(k);
         for (i, j) in self.st.jobs.iter().enumerate() {
@@ -51,31 +58,76 @@ impl Simulation {
                 blocked = true;
             }
         }
-        n = n.max(k + 1);
-        // The first step before `n` at which the fetcher wants work. Between
-        // events the fetcher's answer only moves one way (queued work only
-        // drains), so one look at the last step and a bisection find it.
-        if n > k + 1 && !blocked {
-            let want = |s: u64, sim: &Simulation| -> Result<bool, SimError> {
-                let v = View::new(&sim.st, sim.pol.estimate.as_ref(), sim.time(s));
-                sim.pol
-                    .fetch
-                    .request(&v)
-                    .map(|r| r.is_some())
-                    .map_err(|e| sim.policy_err(Family::Fetch, e))
-            };
-            if want(n - 1, self)? {
-                let (mut lo, mut hi) = (k + 1, n - 1);
-                while lo < hi {
-                    let mid = lo + (hi - lo) / 2;
-                    if want(mid, self)? {
-                        hi = mid;
-                    } else {
-                        lo = mid + 1;
-                    }
-                }
-                n = lo;
+        (n.max(k + 1), blocked)
+    }
+
+    /// In the event-driven mode, how long from now the fetcher is sure to
+    /// ask for nothing, within the stretch to the state's next event: the
+    /// RPC loop asks this before `request`, and a certificate it gets also
+    /// spares the scan of the steps it covers (`quiet_through`).
+    pub(super) fn quiet_now(&mut self) -> Result<Option<Time>, SimError> {
+        if self.opts.stepping == Stepping::FixedStep {
+            return Ok(None);
+        }
+        let (n, _) = self.state_event_step(self.k);
+        let v = View::new(&self.st, self.pol.estimate.as_ref(), self.st.now);
+        let q = self
+            .pol
+            .fetch
+            .quiet_until(&v, self.time(n - 1).max(self.st.now))
+            .map_err(|e| self.policy_err(Family::Fetch, e))?;
+        self.quiet_through = q;
+        Ok(q)
+    }
+
+    /// The next step at which something can happen.
+    pub(super) fn next_event_step(&mut self) -> Result<u64, SimError> {
+        let k = self.k;
+        let quiet = self.quiet_through.take();
+        if self.opts.stepping == Stepping::FixedStep {
+            return Ok(k + 1);
+        }
+        let (n, blocked) = self.state_event_step(k);
+        if blocked {
+            return Ok(n);
+        }
+        // The first step before `n` at which the fetcher wants work. A
+        // fixed-step run asks `request` at every step; so does this one,
+        // with the view projected to the step (the same view: nothing was
+        // folded in between), except over stretches the fetcher certifies
+        // quiet. Asked at steps the fixed-step run also asks at, its log
+        // lines are the run's, but for the step found: the RPC loop asks
+        // again there, and its lines are those.
+        let clock = self.clock;
+        let mut s = match quiet {
+            Some(q) => clock.step_after(q).max(k + 1),
+            None => k + 1,
+        };
+        while s < n {
+            let t = self.time(s);
+            let v = View::new(&self.st, self.pol.estimate.as_ref(), t);
+            let quiet = self
+                .pol
+                .fetch
+                .quiet_until(&v, self.time(n - 1))
+                .map_err(|e| self.policy_err(Family::Fetch, e))?;
+            if let Some(q) = quiet {
+                // Certified: `request` answers None at every step to `q`.
+                s = clock.step_after(q).max(s + 1);
+                continue;
             }
+            let v = v.live(&self.log);
+            let mark = self.log.mark();
+            let asks = self
+                .pol
+                .fetch
+                .request(&v)
+                .map_err(|e| self.policy_err(Family::Fetch, e))?;
+            if asks.is_some() {
+                self.log.rewind(mark);
+                return Ok(s);
+            }
+            s += 1;
         }
         Ok(n)
     }

@@ -145,6 +145,9 @@ pub struct Simulation {
     trace: Vec<String>,
     steps_visited: u64,
     disk: DiskBook,
+    /// The fetcher certified, at this step's last question, that it asks
+    /// for nothing up to this time (event-driven mode).
+    quiet_through: Option<Time>,
 }
 
 impl Simulation {
@@ -182,6 +185,7 @@ impl Simulation {
             log: RunLog::default(),
             trace: Vec::new(),
             steps_visited: 0,
+            quiet_through: None,
             disk: DiskBook::default(),
             opts,
         };

@@ -252,7 +252,8 @@ impl Simulation {
     /// (the running jobs use more than `ncpus`), CPU jobs compute at
     /// `(ncpus - CPUs of GPU jobs) / CPUs of CPU jobs` of their speed, as
     /// in BOINC's emulator, so that no FLOPs are made from nothing; GPU jobs
-    /// are never slowed.
+    /// are never slowed (when they alone hold more than `ncpus`, each is
+    /// counted on `ncpus / their CPUs` of what it holds).
     pub(super) fn update_rates(&mut self) {
         let (cpu_ok, gpu_ok) = (self.st.cpu_allowed, self.st.gpu_allowed);
         let computes =
@@ -271,6 +272,14 @@ impl Simulation {
         } else {
             1.0
         };
+        // GPU jobs alone may hold more CPUs than the host has (each is
+        // admitted while `used + its CPUs <= ncpus + 1`): they are not
+        // slowed, but share the CPUs they hold, and are counted so.
+        let gpu_scale = if gpu_cpus > n + EPS {
+            n / gpu_cpus
+        } else {
+            1.0
+        };
         for pr in self.st.projects.iter_mut() {
             pr.usage_rate.iter_mut().for_each(|x| *x = 0.0);
         }
@@ -282,7 +291,7 @@ impl Simulation {
             if j.progresses {
                 let s = if j.gpu.is_some() { 1.0 } else { scale };
                 j.rate = j.speed * s;
-                j.cpu_share = j.cpus * s;
+                j.cpu_share = j.cpus * if j.gpu.is_some() { gpu_scale } else { s };
                 let pr = &mut self.st.projects[j.project];
                 pr.usage_rate[CPU] += j.cpu_share;
                 if let Some((r, n)) = j.gpu {

@@ -15,6 +15,12 @@ use rand::Rng;
 /// At most this many jobs in one reply.
 pub(super) const MAX_JOBS_PER_REPLY: usize = 2000;
 
+/// A server sends nothing more to a host that holds this many of its jobs
+/// (sent, not yet reported): BOINC's client stops asking a project at this
+/// count (`WF_MAX_RUNNABLE_JOBS`), and servers cap jobs in progress. It
+/// bounds the queue of a fetcher whose requests are never satisfied.
+pub(super) const MAX_JOBS_IN_PROGRESS: usize = 1000;
+
 /// Every project's servers: up/down processes, the job streams, the delay
 /// each asks between RPCs, and the scratch of the sender's loop.
 pub(super) struct Servers {
@@ -131,7 +137,11 @@ impl Simulation {
                     && req.asks_for(pr.apps[a].rsc())
             })
             .collect();
-        if eligible.is_empty() {
+        let in_progress = self.st.jobs.iter().filter(|j| j.project == p).count();
+        let room = MAX_JOBS_IN_PROGRESS
+            .saturating_sub(in_progress)
+            .min(MAX_JOBS_PER_REPLY);
+        if eligible.is_empty() || room == 0 {
             return Ok(0);
         }
         let workload = self.workload()?;
@@ -191,7 +201,7 @@ impl Simulation {
             let mut skips = 0;
             let max_skips = 2 * eligible.len() + 2;
             let rng = &mut self.servers.job_rng[p];
-            while sent.len() < MAX_JOBS_PER_REPLY {
+            while sent.len() < room {
                 let mut x = rng.gen::<f64>() * total_w;
                 let mut a = *eligible.last().expect("non-empty");
                 for &e in &eligible {

@@ -6,6 +6,8 @@
 //! - [`debt`]: the v4 debt, the short-term and the long-term debt;
 //! - [`capacity`]: free instances while a scheduler fills the host;
 //! - [`job_order`]: the v4 document's order of a project's jobs;
+//! - [`key`]: an `f64` that heaps can order;
+//! - [`quiet`]: helpers for fetchers that certify quiet stretches;
 //! - [`server_fill`]: what a reply still has to fill of a request.
 
 #![forbid(unsafe_code)]
@@ -16,5 +18,7 @@
 pub mod capacity;
 pub mod debt;
 pub mod job_order;
+pub mod key;
+pub mod quiet;
 pub mod rr_sim;
 pub mod server_fill;

@@ -6,8 +6,11 @@
 //! its time slice (one scheduling period) is over, or when a job in
 //! deadline trouble needs its instance.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use vcsim_blocks::capacity::Capacity;
 use vcsim_blocks::debt::ShortTermDebt;
+use vcsim_blocks::key::Key;
 use vcsim_blocks::rr_sim::{self, RrResult};
 use vcsim_framework::{CpuScheduler, Job, JobState, PolicyResult, RunList, RunMode, View};
 
@@ -19,6 +22,12 @@ pub struct Cs2 {
     misses: Vec<u32>,
     anticipated: Vec<f64>,
     list: Vec<(usize, RunMode)>,
+    /// Per job (view index): listed already.
+    listed: Vec<bool>,
+    /// Per project, its jobs (view indices, ascending).
+    jobs_of: Vec<Vec<usize>>,
+    /// The debt pass's heap storage, kept between calls.
+    order: Vec<(Key, Reverse<usize>)>,
 }
 
 impl CpuScheduler for Cs2 {
@@ -36,8 +45,14 @@ impl CpuScheduler for Cs2 {
             }
         }
         self.runnable.clear();
-        self.runnable
-            .extend((0..np).map(|p| v.project_has_runnable(p)));
+        self.runnable.resize(np, false);
+        self.jobs_of
+            .resize_with(np.max(self.jobs_of.len()), Vec::new);
+        self.jobs_of.iter_mut().for_each(Vec::clear);
+        for (k, j) in jobs.iter().enumerate() {
+            self.runnable[j.project] |= j.is_runnable();
+            self.jobs_of[j.project].push(k);
+        }
         self.std.update(v, &self.runnable);
         let rrs: f64 = (0..np)
             .filter(|&p| self.runnable[p])
@@ -48,7 +63,8 @@ impl CpuScheduler for Cs2 {
         self.anticipated.extend_from_slice(&self.std.std);
         let mut cap = Capacity::of_host(v);
         self.list.clear();
-        let chosen = |list: &[(usize, RunMode)], k: usize| list.iter().any(|(c, _)| *c == k);
+        self.listed.clear();
+        self.listed.resize(jobs.len(), false);
 
         // EDF pass: jobs of projects with misses, earliest deadline first; a
         // project gets at most as many deadline slots as it has misses.
@@ -56,7 +72,7 @@ impl CpuScheduler for Cs2 {
         loop {
             let mut best: Option<usize> = None;
             for (k, j) in jobs.iter().enumerate() {
-                if !j.is_runnable() || dm[j.project] == 0 || chosen(&self.list, k) || !cap.fits(j) {
+                if !j.is_runnable() || dm[j.project] == 0 || self.listed[k] || !cap.fits(j) {
                     continue;
                 }
                 if best.is_none_or(|b| edf_before(v, j, &jobs[b])) {
@@ -68,35 +84,44 @@ impl CpuScheduler for Cs2 {
             dm[p] -= 1;
             cap.take(&jobs[k]);
             self.list.push((k, RunMode::Deadline));
+            self.listed[k] = true;
             self.anticipated[p] -= v.project(p).resource_share / rrs * period;
         }
         // Debt pass: each project nominates its running job, else a preempted
         // one, else its first queued job (arrival order); the largest
-        // anticipated debt wins, ties to the earlier project.
-        loop {
-            let mut best: Option<(usize, usize)> = None;
-            for p in 0..np {
-                if !self.runnable[p]
-                    || best.is_some_and(|(bp, _)| self.anticipated[p] <= self.anticipated[bp])
-                {
-                    continue;
-                }
-                let ok =
-                    |k: usize| jobs[k].project == p && !chosen(&self.list, k) && cap.fits(&jobs[k]);
-                let first = |s: JobState| (0..jobs.len()).find(|&k| jobs[k].state == s && ok(k));
-                if let Some(k) = first(JobState::Running)
-                    .or_else(|| first(JobState::Preempted))
-                    .or_else(|| first(JobState::Queued))
-                {
-                    best = Some((p, k));
-                }
-            }
-            let Some((p, k)) = best else { break };
+        // anticipated debt wins, ties to the earlier project: a heap of the
+        // candidates. Capacity only shrinks, so a project with no job that
+        // fits is done.
+        self.order.clear();
+        self.order.extend(
+            (0..np)
+                .filter(|&p| self.runnable[p])
+                .map(|p| (Key(self.anticipated[p]), Reverse(p))),
+        );
+        let mut heap = BinaryHeap::from(std::mem::take(&mut self.order));
+        while let Some((_, Reverse(p))) = heap.pop() {
+            let mine = &self.jobs_of[p];
+            let ok = |k: &usize| !self.listed[*k] && cap.fits(&jobs[*k]);
+            let first = |s: JobState| {
+                mine.iter()
+                    .copied()
+                    .filter(ok)
+                    .find(|&k| jobs[k].state == s)
+            };
+            let Some(k) = first(JobState::Running)
+                .or_else(|| first(JobState::Preempted))
+                .or_else(|| first(JobState::Queued))
+            else {
+                continue;
+            };
             cap.take(&jobs[k]);
             self.list.push((k, RunMode::RoundRobin));
+            self.listed[k] = true;
             self.anticipated[p] -= v.project(p).resource_share / rrs * period;
+            heap.push((Key(self.anticipated[p]), Reverse(p)));
         }
-        enforce(v, &self.list, &self.misses, out);
+        self.order = heap.into_vec();
+        enforce(v, &self.list, &self.listed, &self.misses, out);
         Ok(())
     }
 }
@@ -119,7 +144,13 @@ fn edf_before(v: &View, a: &Job, b: &Job) -> bool {
 /// free; otherwise preempt a running job that is not listed, but only if the
 /// starting job's project is in deadline trouble, or the running job has had
 /// its full time slice. Unlisted running jobs that nobody needs keep running.
-fn enforce(v: &View, list: &[(usize, RunMode)], misses: &[u32], out: &mut RunList) {
+fn enforce(
+    v: &View,
+    list: &[(usize, RunMode)],
+    listed: &[bool],
+    misses: &[u32],
+    out: &mut RunList,
+) {
     let jobs = v.jobs();
     let now = v.now();
     let period = v.prefs().sched_period;
@@ -136,7 +167,7 @@ fn enforce(v: &View, list: &[(usize, RunMode)], misses: &[u32], out: &mut RunLis
     // deadline trouble first (earliest deadline), then the shortest current
     // run (earliest deadline on ties) — the heap order of 2007's client.
     let mut victims: Vec<usize> = (0..jobs.len())
-        .filter(|&k| jobs[k].state == JobState::Running && !list.iter().any(|(c, _)| *c == k))
+        .filter(|&k| jobs[k].state == JobState::Running && !listed[k])
         .collect();
     for &k in &victims {
         cap.take(&jobs[k]);

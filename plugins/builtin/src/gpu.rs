@@ -27,7 +27,7 @@
 use std::cell::RefCell;
 use vcsim_blocks::rr_sim::{self, RrResult};
 use vcsim_framework::{
-    Candidate, PolicyResult, RpcReply, RscRequest, RscStatus, ServerRequest, Verdict, View,
+    Candidate, PolicyResult, RpcReply, RscRequest, RscStatus, ServerRequest, Time, Verdict, View,
     WorkFetcher, WorkRequest, WorkSender, CPU,
 };
 
@@ -174,6 +174,11 @@ impl GpuFetch {
             if pr.can_use.is_finite() && pr.shortfall <= 0.0 {
                 continue;
             }
+            // Its jobs fill one of its caps beyond the buffer: more would
+            // only wait (BOINC's `MAX_CONCURRENT` reason).
+            if rr_sim::held_by_caps(&rr[r], p, now + v.prefs().work_buf_total()) {
+                continue;
+            }
             let overworked = self.overall_ltd(v, p) < -period;
             if !idle && (overworked || pr.misses as f64 >= n) {
                 continue;
@@ -265,7 +270,35 @@ impl GpuFetch {
     }
 }
 
+impl GpuFetch {
+    /// Nobody can be asked until a back-off ends: every project that may be
+    /// contacted is backed off for every resource. (Contactability changes
+    /// only at the simulator's events; a resource's back-off is this
+    /// fetcher's, and the stretch stops short of its end.)
+    fn quiet(&self, v: &View, limit: Time) -> PolicyResult<Option<Time>> {
+        let now = v.now();
+        let mut until = limit;
+        for p in 0..v.projects().len() {
+            if !v.contactable(p) {
+                continue;
+            }
+            for r in 0..v.host().nrsc() {
+                if !self.backed_off(p, r, now) {
+                    return Ok(None);
+                }
+                // Backed off at every step before its end.
+                until = until.min(self.data[p][r].backoff_until - v.prefs().step / 2.0);
+            }
+        }
+        Ok((until >= now).then_some(until))
+    }
+}
+
 impl WorkFetcher for GpuFetch {
+    fn quiet_until(&self, v: &View, limit: Time) -> PolicyResult<Option<Time>> {
+        self.quiet(v, limit)
+    }
+
     fn account(&mut self, v: &View) -> PolicyResult<()> {
         self.ensure(v);
         let (np, nr) = (v.projects().len(), v.host().nrsc());

@@ -21,6 +21,45 @@ pub fn remaining(f: f64, elapsed: f64, static_estimate: f64) -> f64 {
     f * a + (1.0 - f) * (1.0 - f) * static_estimate
 }
 
+/// The least and greatest [`remaining`] of a job over the views from
+/// `v.now()` to `until`, its static estimate being `e`: exact (the same
+/// computation) for a job that does not compute, and for one that does the
+/// range of `(1 - F)(c + (1 - F) E)` with F and c growing linearly, widened
+/// by far more than rounding can move it.
+pub fn remaining_bounds(v: &View, job: &Job, until: f64, e: f64) -> (f64, f64) {
+    let (f0, c0) = (v.fraction_done(job), v.run_seconds(job));
+    let r0 = remaining(f0, c0, e);
+    let a = v.fraction_done_rate(job);
+    let span = until - v.now();
+    if !v.progresses(job) || span <= 0.0 {
+        return (r0, r0);
+    }
+    let f1 = f0 + a * span;
+    if f1 >= 1.0 - 1e-9 {
+        // It may finish within the span (the simulator's event): any value down to 0.
+        return (0.0, r0.max(e).max(c0 + span));
+    }
+    // r(t) = u (c + u e), u = 1 - F = u0 - a t, c = c0 + t: a quadratic.
+    let u0 = 1.0 - f0;
+    let poly = |t: f64| {
+        let u = u0 - a * t;
+        u * (c0 + t + u * e)
+    };
+    let k2 = e * a * a - a;
+    let k1 = (u0 - a * c0) - 2.0 * e * u0 * a;
+    let mut lo = poly(0.0).min(poly(span)).min(r0);
+    let mut hi = poly(0.0).max(poly(span)).max(r0);
+    if k2 != 0.0 {
+        let t = -k1 / (2.0 * k2);
+        if t > 0.0 && t < span {
+            lo = lo.min(poly(t));
+            hi = hi.max(poly(t));
+        }
+    }
+    let tol = 1e-9 * (hi.abs() + e.abs() + c0.abs() + span + 1.0);
+    ((lo - tol).max(0.0), hi + tol)
+}
+
 #[derive(Default)]
 pub struct Jc1;
 
@@ -31,6 +70,19 @@ impl CompletionEstimator for Jc1 {
             v.run_seconds(job),
             job.estimated_seconds(),
         ))
+    }
+    fn remaining_bounds(
+        &self,
+        v: &View,
+        job: &Job,
+        until: f64,
+    ) -> PolicyResult<Option<(f64, f64)>> {
+        Ok(Some(remaining_bounds(
+            v,
+            job,
+            until,
+            job.estimated_seconds(),
+        )))
     }
 }
 
@@ -79,6 +131,15 @@ impl CompletionEstimator for Jc2 {
     fn correction(&self, _v: &View, project: usize) -> PolicyResult<f64> {
         Ok(self.dcf(project))
     }
+    fn remaining_bounds(
+        &self,
+        v: &View,
+        job: &Job,
+        until: f64,
+    ) -> PolicyResult<Option<(f64, f64)>> {
+        let e = job.estimated_seconds() * self.dcf(job.project);
+        Ok(Some(remaining_bounds(v, job, until, e)))
+    }
     fn on_job_finished(&mut self, v: &View, job: &Job) -> PolicyResult<()> {
         self.learn(job.project, v.run_seconds(job), job.estimated_seconds());
         Ok(())
@@ -115,6 +176,40 @@ mod tests {
             last = jc.dcf(0);
         }
         assert!((last - 1.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn the_bounds_hold_the_estimates_a_running_job_gets_step_by_step() {
+        use vcsim_framework::testing::{add_job, state, JobSpec};
+        use vcsim_framework::View;
+        let st0 = state(
+            "name = \"t\"\nduration_days = 1\n[host]\nncpus = 1\ncpu_flops = 1e9\n[[project]]\nname = \"A\"\nresource_share = 1\nlatency_bound_days = 9\n[[project.app]]\nname = \"a\"\nflops_estimate = 1e12\nflops_mean = 1e12\n",
+        );
+        // Estimates 4x too low, right, and 4x too high; just started or half done.
+        for (est, done) in [
+            (2.5e11, 0.0),
+            (1e12, 0.0),
+            (4e12, 0.0),
+            (2.5e11, 0.5),
+            (4e12, 0.3),
+        ] {
+            let mut st = st0.clone();
+            let mut s = JobSpec::queued(0, 1e12, 9.0 * 86400.0).running(done);
+            s.flops_estimate = est;
+            let id = add_job(&mut st, s);
+            let jc = Jc1;
+            let v = View::new(&st, &jc, 0.0);
+            let j = st.job(id).unwrap();
+            let until = 900.0 * 60.0;
+            let (lo, hi) = jc.remaining_bounds(&v, j, until).unwrap().unwrap();
+            for k in 0..=900 {
+                let r = jc.remaining_seconds(&v.at(k as f64 * 60.0), j).unwrap();
+                assert!(
+                    lo <= r && r <= hi,
+                    "est {est}, done {done}: {r} at step {k} outside [{lo}, {hi}]"
+                );
+            }
+        }
     }
 
     #[test]

@@ -7,8 +7,11 @@
 
 use std::cell::RefCell;
 use vcsim_blocks::debt::LongTermDebt;
+use vcsim_blocks::quiet;
 use vcsim_blocks::rr_sim::{self, RrResult};
-use vcsim_framework::{PolicyResult, RpcReply, View, WorkFetcher, WorkRequest, CPU};
+use vcsim_framework::{
+    JobState, PolicyResult, RpcReply, Time, View, WorkFetcher, WorkRequest, CPU,
+};
 
 /// Urgency levels of 2007's client (DONT_NEED, OK, NEED, NEED_IMMEDIATELY).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -22,6 +25,7 @@ pub enum Urgency {
 pub struct Wf2 {
     pub ltd: LongTermDebt,
     rr: RefCell<RrResult>,
+    quiet: RefCell<QuietScratch>,
 }
 
 impl Default for Wf2 {
@@ -29,8 +33,23 @@ impl Default for Wf2 {
         Wf2 {
             ltd: LongTermDebt::new(CPU),
             rr: RefCell::new(RrResult::default()),
+            quiet: RefCell::new(Default::default()),
         }
     }
+}
+
+/// Scratch of `quiet_until`, kept between calls.
+#[derive(Default)]
+struct QuietScratch {
+    /// The least and the greatest remaining times over the stretch.
+    lo: Vec<f64>,
+    hi: Vec<f64>,
+    /// The bound simulation.
+    bound: RrResult,
+    /// The lanes of `busy_through`.
+    lanes: Vec<f64>,
+    /// Per project, its certain misses.
+    misses: Vec<u32>,
 }
 
 /// What WF2 decided and why (for tests and the book's examples).
@@ -101,6 +120,11 @@ impl Wf2 {
             if pr.can_use.is_finite() && pr.shortfall <= 0.0 {
                 continue;
             }
+            // Its jobs fill one of its caps beyond the buffer: more would
+            // only wait (BOINC's `MAX_CONCURRENT` reason).
+            if rr_sim::held_by_caps(&rr, p, v.now() + v.prefs().work_buf_total()) {
+                continue;
+            }
             if pr.misses as f64 >= n && urgency != Urgency::NeedImmediately {
                 continue;
             }
@@ -155,10 +179,178 @@ impl Wf2 {
     }
 }
 
+impl Wf2 {
+    /// The stretch from now in which `decide` is certainly None, if there is
+    /// one: see `quiet_until`.
+    fn quiet(&self, v: &View, limit: Time) -> PolicyResult<Option<Time>> {
+        let np = v.projects().len();
+        // Nobody can be asked until an event (contactability changes only
+        // at one: a back-off or a requested delay ending).
+        if (0..np).all(|p| !v.contactable(p) || !v.project(p).has_rsc_apps[CPU]) {
+            return Ok(Some(limit));
+        }
+        // Otherwise no project may be chosen, for one of two reasons that
+        // hold throughout the stretch:
+        // - urgency stays DONT_NEED: no instance idle within the horizon, and
+        //   some job missing its deadline or no project that counts short
+        //   of its share;
+        // - every project that could be asked has at least as many misses
+        //   as the host has CPUs, and urgency is not NEED_IMMEDIATELY (the
+        //   nearly runnable jobs, which only an event changes, are enough).
+        // The simulation with fresh rates and the least remaining times the
+        // stretch allows bounds every simulation of the stretch
+        // (`rr_sim::lower_bound`): jobs finish no later, and there is no
+        // less idle time and no smaller project deficit. So its lack of idle
+        // time and of deficits holds throughout, and so does a miss it shows
+        // against the most time any step of the stretch allows.
+        let buffer = v.prefs().work_buf_total();
+        let margin = v.prefs().work_buf_min + v.prefs().sched_period;
+        let ncpus = v.host().ncpus;
+        let lone = self.lone_project(v);
+        let nearly_runnable = v
+            .jobs()
+            .iter()
+            .filter(|j| j.is_runnable() && j.gpu.is_none())
+            .count();
+        let askable = |p: usize| v.contactable(p) && v.project(p).has_rsc_apps[CPU];
+        let mut g = self.quiet.borrow_mut();
+        let QuietScratch {
+            lo,
+            hi,
+            bound,
+            lanes,
+            misses,
+        } = &mut *g;
+        quiet::longest(v, limit, |end| {
+            if !quiet::remaining_bounds(v, end, lo, hi)? {
+                return Ok(false);
+            }
+            // (Where the lone project's lanes see idle time, so would the
+            // bound: only the second reason is left to try.)
+            let busy = match lone {
+                Some(width) if busy_through(v, lo, width, buffer, lanes) => return Ok(true),
+                // Nor can it miss a deadline if one lane finishes each job
+                // in time (the paper's base case, whose slack is large).
+                Some(_) if nearly_runnable as f64 >= ncpus && !may_miss(v, lo, margin) => {
+                    return Ok(false)
+                }
+                Some(_) => false,
+                None => true,
+            };
+            if !rr_sim::lower_bound(v, CPU, buffer, lo, bound) {
+                return Ok(false);
+            }
+            // A job misses when it would take longer than this fraction of
+            // the time to its computation deadline, which is the most at
+            // the stretch's first step. The tolerance covers the rounding
+            // of two sums of the same steps.
+            misses.clear();
+            misses.resize(np, 0);
+            for j in &bound.jobs {
+                let allowed = rr_sim::CPU_PESSIMISM_FACTOR * (j.deadline - margin - v.now());
+                let took = j.finish - v.now();
+                if took > allowed + 1e-3 + 1e-9 * allowed.abs() {
+                    misses[j.project] += 1;
+                }
+            }
+            if busy && bound.shortfall <= 0.0 {
+                let none_short = (0..np).all(|p| {
+                    bound.projects[p].deficit <= 0.0
+                        || !v.project(p).has_rsc_apps[CPU]
+                        || self.overworked(v, p)
+                });
+                if none_short || misses.iter().any(|m| *m > 0) {
+                    return Ok(true);
+                }
+            }
+            Ok(nearly_runnable as f64 >= ncpus
+                && (0..np).all(|p| !askable(p) || misses[p] as f64 >= ncpus))
+        })
+    }
+}
+
+impl Wf2 {
+    /// The width of the jobs of the one project that has CPU jobs, when it
+    /// is the only project (BOINC's lone project, the paper's base case):
+    /// then its jobs run at the full rate, one after another on each lane,
+    /// and a lack of idle time is all DONT_NEED needs (no other project
+    /// can be short of its share).
+    fn lone_project(&self, v: &View) -> Option<f64> {
+        if v.projects().len() != 1 || v.any_max_concurrent() {
+            return None;
+        }
+        let mut cpu = v
+            .jobs()
+            .iter()
+            .filter(|j| j.state != JobState::Finished && j.rsc() == CPU);
+        let width = cpu.next()?.cpus;
+        (width > 0.0 && cpu.all(|j| j.cpus == width)).then_some(width)
+    }
+}
+
+/// Whether one of the lone project's jobs could miss its deadline in the
+/// bound with remaining times `lo`: not if a single lane at the on fraction,
+/// taking the jobs in list order, finishes each in time.
+fn may_miss(v: &View, lo: &[f64], margin: f64) -> bool {
+    let ocf = v.on_fraction();
+    let mut took = 0.0;
+    for (i, j) in v.jobs().iter().enumerate() {
+        if j.state == JobState::Finished || j.rsc() != CPU {
+            continue;
+        }
+        took += lo[i] / ocf;
+        let allowed = rr_sim::CPU_PESSIMISM_FACTOR * (j.deadline - margin - v.now());
+        if took * (1.0 + 1e-9) + 1e-3 >= allowed {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the lone project's jobs, with remaining times `lo`, keep every
+/// instance busy through the horizon: the simulation's list scheduling at
+/// the on fraction, which `rr_sim::lower_bound` bounds as it does any (the
+/// same jobs finish no later there), computed directly in a few lanes.
+fn busy_through(v: &View, lo: &[f64], width: f64, horizon: f64, ends: &mut Vec<f64>) -> bool {
+    let n = rr_sim::instances(v, CPU);
+    let ocf = v.on_fraction();
+    // Jobs become active in list order while the active ones hold less
+    // than n, so the last may over-commit.
+    let lanes = (n / width - 1e-9).ceil().max(1.0) as usize;
+    ends.clear();
+    for (i, j) in v.jobs().iter().enumerate() {
+        if j.state == JobState::Finished || j.rsc() != CPU {
+            continue;
+        }
+        let d = lo[i] / ocf;
+        if ends.len() < lanes {
+            ends.push(d);
+        } else {
+            let k = (0..ends.len())
+                .min_by(|&a, &b| ends[a].total_cmp(&ends[b]))
+                .expect("lanes >= 1");
+            ends[k] += d;
+        }
+    }
+    // An instance goes idle when the first lane runs dry, after every job
+    // has started; too near the horizon to be sure of the rounding is no
+    // certificate.
+    let first_idle = if ends.len() < lanes {
+        0.0
+    } else {
+        ends.iter().copied().fold(f64::INFINITY, f64::min)
+    };
+    n > 0.0 && first_idle >= horizon * (1.0 + 1e-9) + 1e-6
+}
+
 impl WorkFetcher for Wf2 {
     fn account(&mut self, v: &View) -> PolicyResult<()> {
         self.ltd.update(v);
         Ok(())
+    }
+
+    fn quiet_until(&self, v: &View, limit: Time) -> PolicyResult<Option<Time>> {
+        self.quiet(v, limit)
     }
 
     fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
