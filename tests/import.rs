@@ -144,7 +144,8 @@ fn sim2007_inputs() {
     assert_eq!(s.host.availability.fraction, 0.7);
     assert_eq!(s.host.availability.mean_on_seconds, 18000.0);
     assert_eq!(s.client.max_ncpus_pct, 50.0);
-    assert!(!s.client.learn_availability);
+    // The 2007 simulator's CPU-efficiency factor learned the off time.
+    assert!(s.client.learn_availability);
     assert_eq!(s.projects.len(), 2);
     assert_eq!(s.projects[0].latency_bound_days, 14.0);
     assert_eq!(s.projects[0].apps[0].flops_stddev, 2e13);

@@ -73,7 +73,10 @@ fn scripted_builtins_give_the_builtins_metrics_on_every_scenario() {
     let pairs: Vec<(String, String)> = vec![
         ("cpu=cs1".into(), format!("cpu={}", policy("cs1.rhai"))),
         ("cpu=cs2".into(), format!("cpu={}", policy("cs2.rhai"))),
-        ("fetch=wf1".into(), format!("fetch={}", policy("wf1.rhai"))),
+        (
+            "fetch=wf1-v4".into(),
+            format!("fetch={}", policy("wf1_v4.rhai")),
+        ),
         ("send=ws1".into(), format!("send={}", policy("ws1.rhai"))),
         (
             "estimate=jc2".into(),
@@ -84,11 +87,11 @@ fn scripted_builtins_give_the_builtins_metrics_on_every_scenario() {
             format!("disk={}", policy("disk_none.rhai")),
         ),
         (
-            "cpu=cs1,fetch=wf1,send=ws1,estimate=jc2,disk=none".into(),
+            "cpu=cs1,fetch=wf1-v4,send=ws1,estimate=jc2,disk=none".into(),
             format!(
                 "cpu={},fetch={},send={},estimate={},disk={}",
                 policy("cs1.rhai"),
-                policy("wf1.rhai"),
+                policy("wf1_v4.rhai"),
                 policy("ws1.rhai"),
                 policy("jc2.rhai"),
                 policy("disk_none.rhai")
@@ -281,7 +284,7 @@ fn check_accepts_every_shipped_policy() {
     for name in [
         "cs1.rhai",
         "cs2.rhai",
-        "wf1.rhai",
+        "wf1_v4.rhai",
         "ws1.rhai",
         "jc2.rhai",
         "disk_none.rhai",
@@ -428,7 +431,7 @@ fn script_runs_are_byte_identical_across_runs_and_threads() {
     let s = spec(&format!(
         "cpu={},fetch={},estimate={}",
         policy("least_slack.rhai"),
-        policy("wf1.rhai"),
+        policy("wf1_v4.rhai"),
         policy("jc2.rhai")
     ));
     let reg = registry(std::slice::from_ref(&s));
@@ -580,14 +583,14 @@ fn script_logs_go_to_the_runs_log_and_draws_follow_the_seed() {
 fn a_fetchers_log_lines_are_in_time_order_and_none_comes_from_a_projected_time() {
     let dir = common::temp_dir("request-log");
     let path = dir.join("chatty_wf.rhai");
-    let wf1 = std::fs::read_to_string(policy("wf1.rhai")).unwrap();
-    // wf1.rhai with a line logged at every evaluation of `request`.
+    let wf1 = std::fs::read_to_string(policy("wf1_v4.rhai")).unwrap();
+    // wf1_v4.rhai with a line logged at every evaluation of `request`.
     let text = wf1.replacen(
         "fn request(v) {",
         "fn request(v) {\n    log(`asked at ${v.now}`);",
         1,
     );
-    assert_ne!(text, wf1, "wf1.rhai defines request(v)");
+    assert_ne!(text, wf1, "wf1_v4.rhai defines request(v)");
     std::fs::write(&path, text).unwrap();
     let mut scn = std::fs::read_to_string(root().join("scenarios/paper-base.toml")).unwrap();
     scn = scn.replace("duration_days = 100", "duration_days = 2");

@@ -342,8 +342,8 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
         &pr,
         ncpus,
         (
-            false,
-            "the 2007 simulator's estimates assume an always-available host",
+            true,
+            "the 2007 simulator's CPU-efficiency factor absorbs the host's off time",
         ),
         &silent,
     );

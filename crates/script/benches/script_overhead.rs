@@ -242,7 +242,7 @@ fn main() {
             Family::Fetch,
             "request",
             "wf1",
-            "wf1.rhai",
+            "wf1_v4.rhai",
             &mix,
             "mix-5-slack-5",
         ),

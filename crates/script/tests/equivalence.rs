@@ -17,7 +17,10 @@ fn scripted_builtins_match_on_a_short_base_scenario() {
     let pairs = [
         ("cpu=cs1".to_string(), format!("cpu={}", p("cs1.rhai"))),
         ("cpu=cs2".to_string(), format!("cpu={}", p("cs2.rhai"))),
-        ("fetch=wf1".to_string(), format!("fetch={}", p("wf1.rhai"))),
+        (
+            "fetch=wf1-v4".to_string(),
+            format!("fetch={}", p("wf1_v4.rhai")),
+        ),
         ("send=ws1".to_string(), format!("send={}", p("ws1.rhai"))),
         (
             "estimate=jc2".to_string(),

@@ -12,7 +12,7 @@
 //!   the resource; it is normalised to mean zero over the accruing projects,
 //!   which keeps it bounded without clamping away information.
 
-use vcsim_framework::{Rsc, View};
+use vcsim_framework::{Rsc, View, CPU};
 
 /// BOINC 2007's bound on the short-term debt (`MAX_STD`).
 pub const MAX_STD: f64 = 86400.0;
@@ -149,76 +149,56 @@ impl ShortTermDebt {
     }
 }
 
-/// Long-term debt of one resource, with the flags D(P, R).
+/// BOINC 2007's long-term debt (`adjust_debts`), of the CPU. Over each
+/// interval every *potentially runnable* project (one with a runnable job,
+/// or that may be contacted) and every project that computed earns its
+/// share, among theirs, of the work done, less its own work; then the mean
+/// over all projects is subtracted. A project that has never had a job
+/// earns from the start, and eventually wins a fetch. Never bounded, never
+/// reset; an interval longer than two scheduling periods (the host was
+/// off) is discarded, as for the short-term debt. (The rule that a project
+/// earns only after it has supplied a job, D(P, R), is the GPU fetcher's.)
 #[derive(Debug, Clone, Default)]
 pub struct LongTermDebt {
-    pub rsc: Rsc,
     pub ltd: Vec<f64>,
-    /// D(P, R): whether P accrues debt for this resource.
-    pub accrues: Vec<bool>,
     meter: UsageMeter,
     work: Vec<f64>,
+    earns: Vec<bool>,
 }
 
 impl LongTermDebt {
-    pub fn new(rsc: Rsc) -> Self {
-        LongTermDebt {
-            rsc,
-            ..Default::default()
-        }
-    }
-
-    fn ensure(&mut self, np: usize) {
-        if self.ltd.len() != np {
-            self.ltd.resize(np, 0.0);
-            self.accrues.resize(np, false);
-        }
-    }
-
-    /// Charges the time and usage since the last call.
+    /// Charges the work done since the last call.
     pub fn update(&mut self, v: &View) {
         let np = v.projects().len();
-        self.ensure(np);
-        let (avail, _) = self.meter.take(v, self.rsc, &mut self.work);
-        // A project with jobs for this resource on the host has supplied one
-        // (jobs of an imported state included): D(P, R) is true.
+        self.ltd.resize(np, 0.0);
+        let (_, dt) = self.meter.take(v, CPU, &mut self.work);
+        if dt > 2.0 * v.prefs().sched_period {
+            return;
+        }
+        self.earns.clear();
+        self.earns.resize(np, false);
         for j in v.jobs() {
-            if j.rsc() == self.rsc {
-                self.accrues[j.project] = true;
+            if j.gpu.is_none() && j.is_runnable() {
+                self.earns[j.project] = true;
             }
         }
-        let n = v.host().ninstances(self.rsc);
-        let share_sum: f64 = (0..np)
-            .filter(|&p| self.accrues[p])
+        for p in 0..np {
+            self.earns[p] |= v.contactable(p) || self.work[p] > 0.0;
+        }
+        let total: f64 = self.work.iter().sum();
+        let shares: f64 = (0..np)
+            .filter(|&p| self.earns[p])
             .map(|p| v.project(p).resource_share)
             .sum();
-        let mut sum = 0.0;
-        let mut count = 0.0;
         for p in 0..np {
-            let earn = if self.accrues[p] {
-                n * v.project(p).resource_share / share_sum * avail
-            } else {
-                0.0
-            };
-            if self.accrues[p] || self.work[p] > 0.0 {
-                self.ltd[p] += earn - self.work[p];
-                sum += self.ltd[p];
-                count += 1.0;
+            if self.earns[p] {
+                self.ltd[p] += v.project(p).resource_share / shares * total - self.work[p];
             }
         }
-        if count > 0.0 {
-            let mean = sum / count;
-            for p in 0..np {
-                if self.accrues[p] || self.work[p] > 0.0 {
-                    self.ltd[p] -= mean;
-                }
-            }
+        let mean = self.ltd.iter().sum::<f64>() / np.max(1) as f64;
+        for x in &mut self.ltd {
+            *x -= mean;
         }
-    }
-
-    pub fn set_accrues(&mut self, np: usize, p: usize, on: bool) {
-        self.ensure(np);
-        self.accrues[p] = on;
     }
 
     pub fn get(&self, p: usize) -> f64 {

@@ -15,6 +15,7 @@ pub mod disk_share;
 pub mod gpu;
 pub mod jc;
 pub mod wf1;
+pub mod wf1_v4;
 pub mod wf2;
 pub mod ws;
 
@@ -22,7 +23,8 @@ use vcsim_framework::{inventory, AnyPolicy, BuiltinPolicy, Family};
 
 inventory::submit! { BuiltinPolicy { family: Family::Cpu, name: "cs1", summary: "v4 schedule_cpus: weighted round-robin by debt (paper's CS1)", make: || AnyPolicy::Cpu(Box::<cs1::Cs1>::default()) } }
 inventory::submit! { BuiltinPolicy { family: Family::Cpu, name: "cs2", summary: "round-robin simulation; jobs that would miss run EDF, the rest by debt (paper's CS2)", make: || AnyPolicy::Cpu(Box::<cs2::Cs2>::default()) } }
-inventory::submit! { BuiltinPolicy { family: Family::Fetch, name: "wf1", summary: "v4 work fetch: ETTPRC below the low-water mark, fill to the high-water mark (paper's WF1)", make: || AnyPolicy::Fetch(Box::<wf1::Wf1>::default()) } }
+inventory::submit! { BuiltinPolicy { family: Family::Fetch, name: "wf1", summary: "the paper's WF1 (BOINC 2007): keep a share of the buffer queued per project, ask for the difference", make: || AnyPolicy::Fetch(Box::<wf1::Wf1>::default()) } }
+inventory::submit! { BuiltinPolicy { family: Family::Fetch, name: "wf1-v4", summary: "the v4 document's work fetch: ETTPRC below the low-water mark, fill to the high-water mark", make: || AnyPolicy::Fetch(Box::<wf1_v4::Wf1V4>::default()) } }
 inventory::submit! { BuiltinPolicy { family: Family::Fetch, name: "wf2", summary: "round-robin shortfall from the project with the largest long-term debt (paper's WF2)", make: || AnyPolicy::Fetch(Box::<wf2::Wf2>::default()) } }
 inventory::submit! { BuiltinPolicy { family: Family::Fetch, name: "gpu", summary: "per-resource shortfall, debt and back-off: idle GPU, idle CPU, GPU shortfall, CPU shortfall (work-fetch-and-gpus)", make: || AnyPolicy::Fetch(Box::<gpu::GpuFetch>::default()) } }
 inventory::submit! { BuiltinPolicy { family: Family::Send, name: "gpu", summary: "jobs per requested resource until its seconds and idle instances are covered (work-fetch-and-gpus)", make: || AnyPolicy::Send(Box::<gpu::GpuSend>::default()) } }

@@ -1,192 +1,122 @@
-//! WF1: the v4 document's work-fetch policy (`compute_work_request`), the
-//! paper's WF1. For each project, the estimated time to starvation is
-//! ETTPRC(P, min_results(P) - 1); work is needed when it falls below the
-//! connection period T, and the request brings it up to 2T.
+//! WF1: the paper's work fetch, as BOINC 2007's simulator runs it (its
+//! `--work_fetch_old` rule). Each project keeps at least
+//! `ncpus x (work_buf_min + work_buf_additional) x share_fraction` seconds
+//! of estimated remaining CPU work on the host, and asks for the difference
+//! whenever it has less: no hysteresis, no deadline or overworked test. Of
+//! the projects that need work and may be contacted, the one with the
+//! largest long-term debt plus round-robin shortfall is asked (2007 used
+//! the shortfall of the last CPU scheduling's simulation; vcsim that of the
+//! last accounting, which runs at every scheduling and before each RPC).
 //!
-//! vcsim maps the document's T onto the work-buffer preferences: work is
-//! fetched when a project's time to starvation drops below
-//! `work_buf_min` (the low-water mark, the document's T) and the request
-//! fills it to `work_buf_min + work_buf_additional` (the high-water mark, the
-//! document's 2T when the two are equal). Among projects that need work the
-//! most urgent (least time to starvation) is asked first.
+//! The v4 document's rule (time to run out below the buffer minimum, then
+//! fill) is `wf1-v4`.
 
+use std::cell::RefCell;
+use vcsim_blocks::debt::LongTermDebt;
 use vcsim_blocks::quiet;
-use vcsim_framework::{JobState, PolicyResult, Time, View, WorkFetcher, WorkRequest};
-
-/// The document's urgency levels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Urgency {
-    DontNeedWork,
-    NeedWork,
-    NeedWorkImmediately,
-}
+use vcsim_blocks::rr_sim::{self, RrResult};
+use vcsim_framework::{JobState, PolicyResult, Time, View, WorkFetcher, WorkRequest, CPU};
 
 #[derive(Default)]
 pub struct Wf1 {
-    /// Scratch of `quiet_until`.
-    quiet: std::cell::RefCell<(Vec<f64>, Vec<f64>, Starvation)>,
+    pub ltd: LongTermDebt,
+    /// Each project's round-robin shortfall at the last accounting.
+    shortfall: Vec<f64>,
+    rr: RrResult,
+    /// Scratch: queued work per project; remaining-time bounds.
+    scratch: RefCell<(Vec<f64>, Vec<f64>, Vec<f64>)>,
 }
 
-/// `min_results(P) = ceil(ncpus * share(P) / total share)`.
-pub fn min_results(v: &View, p: usize) -> usize {
-    (v.host().ncpus * v.share_fraction(p)).ceil().max(1.0) as usize
+/// What project `p` keeps queued: `ncpus x buffer x share_fraction` seconds.
+pub fn target(v: &View, p: usize) -> f64 {
+    v.host().ncpus * v.prefs().work_buf_total() * v.share_fraction(p)
 }
 
-/// `avg_proc_rate(P) = share(P) / total share * ncpus * active fraction`.
-pub fn avg_proc_rate(v: &View, p: usize) -> f64 {
-    v.share_fraction(p) * v.host().ncpus * v.on_fraction()
-}
-
-/// ETTPRC(P, k): the time until P's runnable CPU jobs fall to k, skipping the
-/// k with the latest deadlines, at P's average processing rate.
-pub fn ettprc(v: &View, p: usize, k: usize) -> PolicyResult<f64> {
-    let mut rem = Vec::with_capacity(v.jobs().len());
-    for j in v.jobs() {
-        rem.push(if counts(j) {
-            v.remaining_seconds(j)?
-        } else {
-            0.0
-        });
-    }
-    let mut s = Starvation::default();
-    s.compute(v, |i| rem[i]);
-    Ok(ettprc_of(v, &s.results, p, k))
-}
-
-/// The jobs ETTPRC counts: unfinished CPU jobs.
-fn counts(j: &vcsim_framework::Job) -> bool {
-    j.state != JobState::Finished && j.gpu.is_none()
-}
-
-/// Every project's time to starvation, ETTPRC(P, min_results(P) - 1), in
-/// one pass over the jobs (with scratch reused between calls).
-#[derive(Default)]
-struct Starvation {
-    /// (project, deadline, CPU seconds left) of the counted jobs, by
-    /// project, then decreasing deadline (stable: arrival order on ties).
-    results: Vec<(usize, f64, f64)>,
-    /// Per project, its time to starvation.
-    times: Vec<f64>,
-}
-
-impl Starvation {
-    fn compute(&mut self, v: &View, remaining: impl Fn(usize) -> f64) {
-        self.results.clear();
-        for (i, j) in v.jobs().iter().enumerate() {
-            if counts(j) {
-                // estimated_cpu_time: CPU seconds left.
-                self.results
-                    .push((j.project, j.deadline, remaining(i) * j.cpus));
-            }
+/// The estimated remaining CPU-seconds of each project's unfinished CPU
+/// jobs, from each job's remaining time `rem(i)`, in job order.
+fn queued(
+    v: &View,
+    mut rem: impl FnMut(usize) -> PolicyResult<f64>,
+    out: &mut Vec<f64>,
+) -> PolicyResult<()> {
+    out.clear();
+    out.resize(v.projects().len(), 0.0);
+    for (i, j) in v.jobs().iter().enumerate() {
+        if j.state != JobState::Finished && j.gpu.is_none() {
+            out[j.project] += rem(i)? * j.cpus;
         }
-        self.results
-            .sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
-        self.times.clear();
-        self.times.extend(
-            (0..v.projects().len()).map(|p| ettprc_of(v, &self.results, p, min_results(v, p) - 1)),
-        );
     }
-}
-
-/// ETTPRC(P, k) from the sorted results: a binary search finds P's.
-fn ettprc_of(v: &View, results: &[(usize, f64, f64)], p: usize, k: usize) -> f64 {
-    let from = results.partition_point(|r| r.0 < p);
-    let to = results.partition_point(|r| r.0 <= p);
-    let rate = avg_proc_rate(v, p);
-    results[from..to]
-        .iter()
-        .skip(k)
-        .map(|(_, _, cpu)| cpu / rate)
-        .sum()
+    Ok(())
 }
 
 impl Wf1 {
-    /// Per project: (urgency, time to starvation, work request in CPU seconds).
-    pub fn compute(v: &View) -> PolicyResult<Vec<(Urgency, f64, f64)>> {
-        let low = v.prefs().work_buf_min;
-        let high = v.prefs().work_buf_min + v.prefs().work_buf_additional;
-        let mut rem = Vec::with_capacity(v.jobs().len());
-        for j in v.jobs() {
-            rem.push(if counts(j) {
-                v.remaining_seconds(j)?
-            } else {
-                0.0
-            });
-        }
-        let mut st = Starvation::default();
-        st.compute(v, |i| rem[i]);
-        let mut out = Vec::with_capacity(v.projects().len());
+    /// May `p` be asked at all: contactable, with CPU apps.
+    fn askable(v: &View, p: usize) -> bool {
+        v.contactable(p) && v.project(p).has_rsc_apps[CPU]
+    }
+
+    /// The project to ask and for how many seconds, if any needs work.
+    pub fn decide(&self, v: &View) -> PolicyResult<Option<(usize, f64)>> {
+        let mut g = self.scratch.borrow_mut();
+        let d = &mut g.0;
+        queued(v, |i| v.remaining_seconds(&v.jobs()[i]), d)?;
+        let mut best: Option<(usize, f64)> = None;
         for p in 0..v.projects().len() {
-            if !v.project(p).has_rsc_apps[0] {
-                out.push((Urgency::DontNeedWork, f64::INFINITY, 0.0));
+            if !Wf1::askable(v, p) || d[p] >= target(v, p) {
                 continue;
             }
-            let s = st.times[p];
-            let (u, req) = if s < low || s <= 0.0 {
-                let u = if s <= 0.0 {
-                    Urgency::NeedWorkImmediately
-                } else {
-                    Urgency::NeedWork
-                };
-                (u, ((high - s) * avg_proc_rate(v, p)).max(0.0))
-            } else {
-                (Urgency::DontNeedWork, 0.0)
-            };
-            out.push((u, s, req));
-        }
-        Ok(out)
-    }
-}
-
-impl Wf1 {
-    /// The stretch from now in which no project needs work for certain:
-    /// every project that could be asked keeps a time to starvation of at
-    /// least the low-water mark, bounded below by the estimator's least
-    /// remaining times over the stretch (a sum only grows with its terms).
-    fn quiet(&self, v: &View, limit: Time) -> PolicyResult<Option<Time>> {
-        let low = v.prefs().work_buf_min;
-        let np = v.projects().len();
-        if (0..np).all(|p| !v.contactable(p) || !v.project(p).has_rsc_apps[0]) {
-            return Ok(Some(limit));
-        }
-        let mut g = self.quiet.borrow_mut();
-        let (lo, hi, st) = &mut *g;
-        quiet::longest(v, limit, |end| {
-            if !quiet::remaining_bounds(v, end, lo, hi)? {
-                return Ok(false);
+            let score = self.ltd.get(p) + self.shortfall.get(p).copied().unwrap_or(0.0);
+            // Ties go to the later project, as in 2007.
+            if best.is_none_or(|(_, b)| score >= b) {
+                best = Some((p, score));
             }
-            st.compute(v, |k| lo[k]);
-            Ok((0..np).all(|p| {
-                let s = st.times[p];
-                !v.contactable(p) || !v.project(p).has_rsc_apps[0] || (s >= low && s > 0.0)
-            }))
-        })
+        }
+        Ok(best.map(|(p, _)| (p, target(v, p) - d[p])))
     }
 }
 
 impl WorkFetcher for Wf1 {
+    fn account(&mut self, v: &View) -> PolicyResult<()> {
+        self.ltd.update(v);
+        rr_sim::simulate(v, CPU, v.prefs().work_buf_total(), &mut self.rr)?;
+        self.shortfall.clear();
+        self.shortfall
+            .extend(self.rr.projects.iter().map(|p| p.shortfall));
+        Ok(())
+    }
+
+    /// No project needs work at any step to `t`: every project that may be
+    /// asked keeps its target queued even with the least remaining times
+    /// the stretch allows (a sum only falls when its terms do).
     fn quiet_until(&self, v: &View, limit: Time) -> PolicyResult<Option<Time>> {
-        self.quiet(v, limit)
+        let np = v.projects().len();
+        if (0..np).all(|p| !Wf1::askable(v, p)) {
+            return Ok(Some(limit));
+        }
+        let mut g = self.scratch.borrow_mut();
+        let (d, lo, hi) = &mut *g;
+        quiet::longest(v, limit, |end| {
+            if !quiet::remaining_bounds(v, end, lo, hi)? {
+                return Ok(false);
+            }
+            queued(v, |i| Ok(lo[i]), d)?;
+            Ok((0..np).all(|p| !Wf1::askable(v, p) || d[p] >= target(v, p)))
+        })
     }
 
     fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
-        let per = Wf1::compute(v)?;
-        let mut best: Option<(usize, f64)> = None;
-        for (p, (u, s, req)) in per.iter().enumerate() {
-            if *u == Urgency::DontNeedWork || *req <= 0.0 || !v.contactable(p) {
-                continue;
-            }
-            if best.is_none_or(|(_, bs)| *s < bs) {
-                best = Some((p, *s));
-            }
-        }
-        Ok(best.map(|(p, _)| WorkRequest::seconds(p, per[p].2.max(1.0), v.host().nrsc())))
+        Ok(self
+            .decide(v)?
+            .map(|(p, secs)| WorkRequest::seconds(p, secs.max(1.0), v.host().nrsc())))
     }
 
+    /// Asked when contacted anyway: the project's own difference, if any.
     fn piggyback(&self, v: &View, project: usize) -> PolicyResult<Option<WorkRequest>> {
-        let per = Wf1::compute(v)?;
-        let (u, _, req) = per[project];
-        Ok((u != Urgency::DontNeedWork && req > 0.0)
-            .then(|| WorkRequest::seconds(project, req, v.host().nrsc())))
+        let mut g = self.scratch.borrow_mut();
+        let d = &mut g.0;
+        queued(v, |i| v.remaining_seconds(&v.jobs()[i]), d)?;
+        let want = target(v, project) - d[project];
+        Ok((want > 0.0 && v.project(project).has_rsc_apps[CPU])
+            .then(|| WorkRequest::seconds(project, want.max(1.0), v.host().nrsc())))
     }
 }

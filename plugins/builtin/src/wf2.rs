@@ -9,9 +9,7 @@ use std::cell::RefCell;
 use vcsim_blocks::debt::LongTermDebt;
 use vcsim_blocks::quiet;
 use vcsim_blocks::rr_sim::{self, RrResult};
-use vcsim_framework::{
-    JobState, PolicyResult, RpcReply, Time, View, WorkFetcher, WorkRequest, CPU,
-};
+use vcsim_framework::{JobState, PolicyResult, Time, View, WorkFetcher, WorkRequest, CPU};
 
 /// Urgency levels of 2007's client (DONT_NEED, OK, NEED, NEED_IMMEDIATELY).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -31,7 +29,7 @@ pub struct Wf2 {
 impl Default for Wf2 {
     fn default() -> Self {
         Wf2 {
-            ltd: LongTermDebt::new(CPU),
+            ltd: LongTermDebt::default(),
             rr: RefCell::new(RrResult::default()),
             quiet: RefCell::new(Default::default()),
         }
@@ -363,17 +361,5 @@ impl WorkFetcher for Wf2 {
         let d = self.decide(v)?;
         Ok((d.project == Some(project))
             .then(|| WorkRequest::seconds(project, d.seconds, v.host().nrsc())))
-    }
-
-    fn on_reply(&mut self, v: &View, reply: &RpcReply) -> PolicyResult<()> {
-        // D(P, CPU): a project accrues debt once it has sent a CPU job, and
-        // stops when a request for CPU work brings nothing.
-        let np = v.projects().len();
-        if reply.jobs[CPU] > 0 {
-            self.ltd.set_accrues(np, reply.project, true);
-        } else if reply.reached && reply.request.wants_work() {
-            self.ltd.set_accrues(np, reply.project, false);
-        }
-        Ok(())
     }
 }

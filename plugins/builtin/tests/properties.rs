@@ -97,8 +97,7 @@ proptest! {
         std.update(&View::new(&st, &Jc1, 0.0), &runnable);
         std.update(&View::new(&st, &Jc1, dt), &runnable);
         prop_assert!(std.std.iter().sum::<f64>().abs() < 1e-6, "{:?}", std.std);
-        let mut ltd = LongTermDebt::new(0);
-        for p in 0..n { ltd.set_accrues(n, p, true); }
+        let mut ltd = LongTermDebt::default();
         ltd.update(&View::new(&st, &Jc1, 0.0));
         ltd.update(&View::new(&st, &Jc1, dt));
         prop_assert!(ltd.ltd.iter().sum::<f64>().abs() < 1e-6, "{:?}", ltd.ltd);

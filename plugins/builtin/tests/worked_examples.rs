@@ -2,9 +2,9 @@
 
 use vcsim_blocks::{debt::LongTermDebt, rr_sim};
 use vcsim_builtin::jc::Jc1;
-use vcsim_builtin::{cs2::Cs2, wf1, ws::Ws2};
+use vcsim_builtin::{cs2::Cs2, wf1, wf1_v4, ws::Ws2};
 use vcsim_framework::testing::{add_job, set_now, state, JobSpec};
-use vcsim_framework::{CpuScheduler, RunList, RunMode, View, WorkSender};
+use vcsim_framework::{CpuScheduler, RunList, RunMode, View, WorkFetcher, WorkSender};
 
 fn scenario(ncpus: u32, shares: &[f64], buf_min_days: f64, buf_add_days: f64) -> String {
     let mut s = format!(
@@ -30,15 +30,15 @@ fn ettprc_of_three_queued_jobs_worked_by_hand() {
     add_job(&mut st, JobSpec::queued(0, 7.2e12, 1.0 * DAY));
     add_job(&mut st, JobSpec::queued(0, 10.8e12, 2.0 * DAY));
     let v = View::new(&st, &Jc1, 0.0);
-    assert_eq!(wf1::min_results(&v, 0), 2);
-    assert_eq!(wf1::avg_proc_rate(&v, 0), 2.0);
+    assert_eq!(wf1_v4::min_results(&v, 0), 2);
+    assert_eq!(wf1_v4::avg_proc_rate(&v, 0), 2.0);
     // Decreasing deadline: 1 h (day 3), 3 h (day 2), 2 h (day 1); the first
     // min_results - 1 = 1 is skipped: (3 h + 2 h) / 2 = 2.5 h.
-    assert_eq!(wf1::ettprc(&v, 0, 1).unwrap(), 2.5 * HOUR);
+    assert_eq!(wf1_v4::ettprc(&v, 0, 1).unwrap(), 2.5 * HOUR);
     // 2.5 h is below the low-water mark of 3 h: work is needed, enough to
     // reach the high-water mark of 6 h at 2 CPU-seconds a second.
-    let per = wf1::Wf1::compute(&v).unwrap();
-    assert_eq!(per[0].0, wf1::Urgency::NeedWork);
+    let per = wf1_v4::Wf1V4::compute(&v).unwrap();
+    assert_eq!(per[0].0, wf1_v4::Urgency::NeedWork);
     assert_eq!(per[0].2, (6.0 - 2.5) * HOUR * 2.0);
 }
 
@@ -66,18 +66,59 @@ fn round_robin_shortfall_for_two_projects_and_three_jobs() {
 
 #[test]
 fn an_ltd_update_for_two_projects() {
-    // Two CPUs, equal shares, both projects may supply work. Over 1000 s A's
-    // job holds one CPU and B runs nothing: each earns 2 x 1/2 x 1000 = 1000;
-    // A used 1000, so A: 0, B: +1000; less the mean (500): A -500, B +500.
+    // Two CPUs, equal shares. Over 1000 s A's job holds one CPU and B, which
+    // has never had a job, runs nothing but may be contacted: both earn
+    // 1/2 of the 1000 s of work done; A did it all: A -500, B +500 (mean 0).
     let mut st = state(&scenario(2, &[1.0, 1.0], 0.1, 0.25));
     add_job(&mut st, JobSpec::queued(0, 1e13, 10.0 * DAY).running(0.0));
-    let mut ltd = LongTermDebt::new(0);
-    ltd.set_accrues(2, 0, true);
-    ltd.set_accrues(2, 1, true);
+    let mut ltd = LongTermDebt::default();
     ltd.update(&View::new(&st, &Jc1, 0.0));
     ltd.update(&View::new(&st, &Jc1, 1000.0));
     assert_eq!(ltd.ltd, vec![-500.0, 500.0]);
-    assert_eq!(ltd.ltd.iter().sum::<f64>(), 0.0);
+}
+
+#[test]
+fn a_project_that_never_had_a_job_earns_long_term_debt_until_backed_off() {
+    // One CPU; shares 1, 1, 2; A computes for an hour. Everyone may be
+    // contacted: the 3600 s of work are earned 1/4, 1/4, 1/2:
+    // A 900 - 3600 = -2700, B +900, C +1800 (mean 0).
+    let mut st = state(&scenario(1, &[1.0, 1.0, 2.0], 0.1, 0.25));
+    add_job(&mut st, JobSpec::queued(0, 1e13, 10.0 * DAY).running(0.0));
+    let mut ltd = LongTermDebt::default();
+    ltd.update(&View::new(&st, &Jc1, 0.0));
+    ltd.update(&View::new(&st, &Jc1, HOUR));
+    assert_eq!(ltd.ltd, vec![-2700.0, 900.0, 1800.0]);
+    // Another hour with C backed off (not potentially runnable): A and B
+    // earn half each, C nothing: A -2700 - 1800, B +900 + 1800, C +1800;
+    // the mean is still 0.
+    st.projects[2].rpc.min_rpc_time = 10.0 * DAY;
+    ltd.update(&View::new(&st, &Jc1, 2.0 * HOUR));
+    assert_eq!(ltd.ltd, vec![-4500.0, 2700.0, 1800.0]);
+}
+
+#[test]
+fn the_papers_wf1_asks_for_the_difference_to_its_share_of_the_buffer() {
+    // Two CPUs, shares 3:1, buffer 0.1 + 0.15 days = 6 h. A keeps
+    // 2 x 6 h x 3/4 = 9 h queued, B 2 x 6 h x 1/4 = 3 h. A has 8 h of work
+    // (5 h + 3 h), B 1 h: both are short, by 1 h and 2 h; with no debt or
+    // shortfall yet, the tie goes to the later project, B, for 2 h.
+    let mut st = state(&scenario(2, &[3.0, 1.0], 0.1, 0.15));
+    add_job(&mut st, JobSpec::queued(0, 18e12, 10.0 * DAY));
+    add_job(&mut st, JobSpec::queued(0, 10.8e12, 10.0 * DAY));
+    add_job(&mut st, JobSpec::queued(1, 3.6e12, 10.0 * DAY));
+    let v = View::new(&st, &Jc1, 0.0);
+    assert_eq!(wf1::target(&v, 0), 9.0 * HOUR);
+    assert_eq!(wf1::target(&v, 1), 3.0 * HOUR);
+    let f = wf1::Wf1::default();
+    let r = f.request(&v).unwrap().expect("work is needed");
+    assert_eq!((r.project, r.work_req_seconds), (1, 2.0 * HOUR));
+    // A's difference is what it asks for when contacted anyway.
+    let r = f.piggyback(&v, 0).unwrap().expect("A is short too");
+    assert_eq!(r.work_req_seconds, HOUR);
+    // With 9 h queued, A asks for nothing: no hysteresis, no more.
+    add_job(&mut st, JobSpec::queued(0, 3.6e12, 10.0 * DAY));
+    let v = View::new(&st, &Jc1, 0.0);
+    assert!(f.piggyback(&v, 0).unwrap().is_none());
 }
 
 /// One CPU, two projects with equal shares; A's 1-hour job runs, B's 1-hour
