@@ -52,7 +52,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             let reg = registry_for(&plugins, &specs)?;
             let c = run_comparison(&scn, &reg, &specs, 5, None, None)?;
             print!("{}", output::compare_table(&c));
-            Ok(())
+            c.failure().map_or(Ok(()), Err)
         }
         Some(Command::List) => {
             let reg = registry_for(&plugins, &[])?;
@@ -68,6 +68,9 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             fixed_step,
             trace,
         }) => {
+            if let Some(path) = &timeline {
+                output::check_timeline_path(path)?;
+            }
             let scn = load_scenario(&scenario)?;
             let policy = policy.unwrap_or_else(|| default_spec(&scn).to_string());
             let specs = parse_specs(&[policy])?;
@@ -94,10 +97,10 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 crate::output::write_timeline(path, tl, &out.report)?;
             }
             for line in &out.log {
-                eprintln!("note: {line}");
+                eprintln!("note: {}", output::printable(line));
             }
             for w in &out.warnings {
-                eprintln!("warning: {w}");
+                eprintln!("warning: {}", output::printable(w));
             }
             print!(
                 "{}",
@@ -135,8 +138,9 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             if watch {
                 return crate::watch::watch(&scenario, &policy, once, show);
             }
-            print!("{}", show(&once()?));
-            Ok(())
+            let c = once()?;
+            print!("{}", show(&c));
+            c.failure().map_or(Ok(()), Err)
         }
         Some(Command::Sweep {
             sweep,
@@ -195,22 +199,53 @@ pub fn run_comparison(
             .collect()
     });
     let mut runs: Vec<Vec<RunReport>> = vec![Vec::new(); specs.len()];
+    let mut errors: Vec<Option<String>> = vec![None; specs.len()];
     let mut warned: Vec<String> = Vec::new();
     for ((i, _), r) in cells.iter().zip(results) {
-        let (report, warnings) = r.map_err(Failure::running)?;
-        for w in warnings {
-            let w = format!("{}: {w}", specs[*i].display());
-            if !warned.contains(&w) {
-                warned.push(w);
+        match r {
+            Ok((report, warnings)) => {
+                for w in warnings {
+                    let w = format!("{}: {w}", specs[*i].display());
+                    if !warned.contains(&w) {
+                        warned.push(w);
+                    }
+                }
+                runs[*i].push(report);
+            }
+            // The first failure of a policy (the lowest seed) names it.
+            Err(e) => {
+                errors[*i].get_or_insert(e);
             }
         }
-        runs[*i].push(report);
     }
     for w in &warned {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", output::printable(w));
     }
-    let names: Vec<String> = specs.iter().map(|s| s.display()).collect();
-    Ok(compare::compare(&scn.name, &seeds, &names, &runs))
+    let mut names: Vec<String> = Vec::new();
+    let mut ran: Vec<Vec<RunReport>> = Vec::new();
+    let mut failed: Vec<compare::FailedPolicy> = Vec::new();
+    for ((spec, r), e) in specs.iter().zip(runs).zip(errors) {
+        match e {
+            None => {
+                names.push(spec.display());
+                ran.push(r);
+            }
+            Some(error) => failed.push(compare::FailedPolicy {
+                policy: spec.display(),
+                error,
+            }),
+        }
+    }
+    if names.is_empty() {
+        let what: Vec<String> = failed
+            .iter()
+            .map(|f| format!("policy `{}` failed: {}", f.policy, f.error))
+            .collect();
+        return Err(Failure::running(what.join("\n")));
+    }
+    let mut c = compare::compare(&scn.name, &seeds, &names, &ran);
+    c.failed = failed;
+    Ok(c)
 }
 
 fn list(reg: &Registry) {
@@ -227,7 +262,12 @@ fn list(reg: &Registry) {
             } else {
                 format!(" [{}]", e.origin)
             };
-            println!("  {:<10} {}{default}{origin}", e.name, e.summary);
+            println!(
+                "  {:<10} {}{default}{}",
+                output::name(&e.name),
+                output::name(&e.summary),
+                output::name(&origin)
+            );
         }
     }
 }
@@ -242,7 +282,7 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             }
             let scn = load_scenario(file)?;
             let _ = registry_for(plugins, &[])?;
-            println!("{}: scenario `{}` is valid ({} projects, {} days)", file.display(), scn.name, scn.projects.len(), scn.duration_days);
+            println!("{}: scenario `{}` is valid ({} projects, {} days)", output::name(&file.display().to_string()), output::name(&scn.name), scn.projects.len(), scn.duration_days);
             Ok(())
         }
         "rhai" => crate::scripts::check_script(file),
@@ -250,8 +290,8 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             Some(Ok(scn)) => {
                 println!(
                     "{}: BOINC input, imports as scenario `{}` ({} projects)",
-                    file.display(),
-                    scn.name,
+                    output::name(&file.display().to_string()),
+                    output::name(&scn.name),
                     scn.projects.len()
                 );
                 Ok(())

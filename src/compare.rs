@@ -40,6 +40,40 @@ pub struct Comparison {
     pub seeds: Vec<u64>,
     pub policies: Vec<PolicySummary>,
     pub differences: Vec<Difference>,
+    /// Policies whose runs failed: left out of `policies` and
+    /// `differences` (the first that ran is then the baseline).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedPolicy>,
+}
+
+/// A policy of a comparison that failed, with the first error of its runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedPolicy {
+    pub policy: String,
+    pub error: String,
+}
+
+impl Comparison {
+    /// The failure to report after printing a comparison some of whose
+    /// policies failed: names them, their errors, and the policies that ran.
+    pub fn failure(&self) -> Option<crate::Failure> {
+        if self.failed.is_empty() {
+            return None;
+        }
+        let ran: Vec<&str> = self.policies.iter().map(|p| p.policy.as_str()).collect();
+        let what: Vec<String> = self
+            .failed
+            .iter()
+            .map(|f| format!("policy `{}` failed: {}", f.policy, f.error))
+            .collect();
+        Some(crate::Failure::running(format!(
+            "{}\n{} of {} policies ran and are shown: {}",
+            what.join("\n"),
+            ran.len(),
+            ran.len() + self.failed.len(),
+            ran.join(", ")
+        )))
+    }
 }
 
 /// `runs[i][r]`: policy i, replication r (same seed across i).
@@ -100,6 +134,7 @@ pub fn compare(
         seeds: seeds.to_vec(),
         policies,
         differences,
+        failed: Vec::new(),
     }
 }
 

@@ -7,7 +7,7 @@ use vcsim_framework::Scenario;
 
 fn print_warnings(warnings: &[String]) {
     for w in warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", crate::output::printable(w));
     }
 }
 

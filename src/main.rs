@@ -152,7 +152,7 @@ fn main() -> ExitCode {
     match commands::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            eprintln!("error: {}", output::printable(&f.message));
             ExitCode::from(f.status)
         }
     }

@@ -6,8 +6,62 @@ use vcsim_framework::{Metrics, RunReport};
 
 fn table(header: Vec<String>) -> Table {
     let mut t = Table::new();
-    t.load_preset(ASCII_MARKDOWN).set_header(header);
+    t.load_preset(ASCII_MARKDOWN)
+        .set_header(header.iter().map(|h| name(h)).collect::<Vec<_>>());
     t
+}
+
+/// `s` with every control character escaped as Rust writes it (`\u{1b}`,
+/// `\r`, `\n`, ...), so that a name from a file (a scenario, a project, a
+/// policy or script path) cannot move the cursor, recolour or clear the
+/// terminal it is printed on.
+pub fn name(s: &str) -> String {
+    escape_controls(s, false)
+}
+
+/// A message for the terminal: control characters escaped as in [`name`],
+/// but line breaks kept (a message may have several lines).
+pub fn printable(s: &str) -> String {
+    escape_controls(s, true)
+}
+
+fn escape_controls(s: &str, keep_newlines: bool) -> String {
+    if !s
+        .chars()
+        .any(|c| c.is_control() && !(keep_newlines && c == '\n'))
+    {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() && !(keep_newlines && c == '\n') {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The file formats of `--timeline`, by extension.
+pub const TIMELINE_EXTENSIONS: [&str; 3] = ["html", "htm", "csv"];
+
+/// Refuses, before any run, a `--timeline` file whose extension does not
+/// say HTML or CSV: the error names the extension.
+pub fn check_timeline_path(path: &std::path::Path) -> Result<(), crate::Failure> {
+    let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase());
+    match ext {
+        Some(e) if TIMELINE_EXTENSIONS.contains(&e.as_str()) => Ok(()),
+        Some(e) => Err(crate::Failure::input(format!(
+            "{}: --timeline does not know the extension `.{}`; use .html (a page) or .csv (a table)",
+            name(&path.display().to_string()),
+            name(&e)
+        ))),
+        None => Err(crate::Failure::input(format!(
+            "{}: --timeline needs an extension, .html (a page) or .csv (a table)",
+            name(&path.display().to_string())
+        ))),
+    }
 }
 
 /// A number for people: integers as they are, others to 4 significant
@@ -32,11 +86,13 @@ fn num(x: f64) -> String {
 pub fn run_table(r: &RunReport) -> String {
     let mut out = format!(
         "scenario {} · policy {} · seed {}\n\n",
-        r.scenario, r.policy, r.seed
+        name(&r.scenario),
+        name(&r.policy),
+        r.seed
     );
     let mut t = table(vec!["metric".into(), "value".into()]);
     for m in r.metric_names() {
-        t.add_row(vec![m.clone(), num(r.metric(&m).unwrap_or(0.0))]);
+        t.add_row(vec![name(&m), num(r.metric(&m).unwrap_or(0.0))]);
     }
     out += &format!("{t}\n\n");
     let mut t = table(vec![
@@ -45,10 +101,10 @@ pub fn run_table(r: &RunReport) -> String {
         "flops_used".into(),
         "flops_wasted".into(),
     ]);
-    for (name, v) in &r.resources {
+    for (rname, v) in &r.resources {
         let g = |k: &str| v.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
         t.add_row(vec![
-            name.clone(),
+            self::name(rname),
             num(g("idleness")),
             format!("{:.4e}", g("flops_used")),
             format!("{:.4e}", g("flops_wasted")),
@@ -61,7 +117,7 @@ pub fn run_table(r: &RunReport) -> String {
     header.extend(["on_time", "late", "failed", "rpcs"].map(String::from));
     let mut t = table(header);
     for p in &r.projects {
-        let mut row = vec![p.name.clone(), num(p.share), num(p.flops_fraction)];
+        let mut row = vec![name(&p.name), num(p.share), num(p.flops_fraction)];
         row.extend(
             rsc.iter()
                 .map(|k| num(p.usage.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0))),
@@ -116,7 +172,7 @@ pub fn compare_table(c: &Comparison) -> String {
     };
     let mut out = format!(
         "scenario {} · {} replication{} ({seeds}, paired)\n\n",
-        c.scenario,
+        name(&c.scenario),
         c.replications,
         if c.replications == 1 { "" } else { "s" }
     );
@@ -129,7 +185,7 @@ pub fn compare_table(c: &Comparison) -> String {
         .map(|m| m.metric.clone())
         .collect();
     for (mi, m) in names.iter().enumerate() {
-        let mut row = vec![m.clone()];
+        let mut row = vec![name(m)];
         for p in &c.policies {
             let s = &p.metrics[mi];
             row.push(cell(s.mean, s.ci_low, s.ci_high));
@@ -137,14 +193,20 @@ pub fn compare_table(c: &Comparison) -> String {
         t.add_row(row);
     }
     out += &format!("{t}\n");
+    for f in &c.failed {
+        out += &format!("\npolicy {} failed: no results\n", name(&f.policy));
+    }
     if c.policies.len() > 1 {
         let base = &c.policies[0].policy;
-        out += &format!("\ndifference from {base} (paired; 95% interval; verdict)\n\n");
+        out += &format!(
+            "\ndifference from {} (paired; 95% interval; verdict)\n\n",
+            name(base)
+        );
         let mut header = vec!["metric".to_string()];
         header.extend(c.policies.iter().skip(1).map(|p| p.policy.clone()));
         let mut t = table(header);
         for m in &names {
-            let mut row = vec![m.clone()];
+            let mut row = vec![name(m)];
             for p in c.policies.iter().skip(1) {
                 let d = c
                     .differences
@@ -224,7 +286,9 @@ pub fn write_timeline(
     tl: &vcsim_framework::timeline::Timeline,
     r: &RunReport,
 ) -> Result<(), crate::Failure> {
-    let is_csv = path.extension().is_some_and(|e| e == "csv");
+    let is_csv = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     let text = if is_csv {
         tl.to_csv()
     } else {
@@ -232,4 +296,16 @@ pub fn write_timeline(
     };
     std::fs::write(path, text)
         .map_err(|e| crate::Failure::running(format!("{}: cannot write: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(name("plain ü"), "plain ü");
+        assert_eq!(name("a\u{1b}[2J\r\n"), "a\\u{1b}[2J\\r\\n");
+        assert_eq!(printable("x\u{7}\ny"), "x\\u{7}\ny");
+    }
 }

@@ -94,7 +94,7 @@ pub fn check_sweep(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
     println!(
         "{}: sweep `{}` is valid ({} cells x {} policies x {} replications = {} runs)",
         file.display(),
-        sweep.def.name,
+        crate::output::name(&sweep.def.name),
         sweep.cells.len(),
         sweep.specs.len(),
         sweep.def.replications,

@@ -8,6 +8,7 @@
 //! that a test can drive it.
 
 use crate::compare::Comparison;
+use crate::output::name;
 use crate::Failure;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -59,7 +60,7 @@ pub fn diff(old: &Comparison, new: &Comparison) -> String {
     for p in &new.policies {
         let before = old.policies.iter().find(|o| o.policy == p.policy);
         let Some(before) = before else {
-            out.push_str(&format!("  {}: new policy\n", p.policy));
+            out.push_str(&format!("  {}: new policy\n", name(&p.policy)));
             any = true;
             continue;
         };
@@ -77,7 +78,10 @@ pub fn diff(old: &Comparison, new: &Comparison) -> String {
             };
             out.push_str(&format!(
                 "  {:<28} {:<16} {:>14.6} -> {:>14.6}  {how}\n",
-                p.policy, m.metric, b.mean, m.mean
+                name(&p.policy),
+                name(&m.metric),
+                b.mean,
+                m.mean
             ));
         }
     }
@@ -102,7 +106,9 @@ fn max_runs() -> Option<u64> {
 
 /// Runs `once`, then re-runs it whenever a watched file changes, printing
 /// the comparison and how each metric moved. A failing run (a script with a
-/// syntax error, say) is reported and the watch goes on.
+/// syntax error, say) is reported on standard error and the watch goes on;
+/// the watch ends with the status of its last run (2 if its input could not
+/// be used, 1 if a run failed, 0 otherwise).
 pub fn watch<F, S>(scenario: &Path, policies: &[String], once: F, show: S) -> Result<(), Failure>
 where
     F: Fn() -> Result<Comparison, Failure>,
@@ -135,10 +141,25 @@ where
             }
         }
     });
-    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| name(&f.display().to_string()))
+        .collect();
     let mut last: Option<Comparison> = None;
     let mut runs = 0u64;
     let mut seen = stamp(&files);
+    // The status of the last run: the watch ends with it.
+    let mut status: u8;
+    let end = |status: u8| {
+        if status == 0 {
+            Ok(())
+        } else {
+            Err(Failure {
+                status,
+                message: "the watch ended on a failed run (its error is above)".into(),
+            })
+        }
+    };
     loop {
         runs += 1;
         match once() {
@@ -147,12 +168,21 @@ where
                 if let Some(prev) = &last {
                     print!("{}", diff(prev, &c));
                 }
+                status = 0;
+                if let Some(f) = c.failure() {
+                    eprintln!("error: {}", crate::output::printable(&f.message));
+                    status = f.status;
+                }
                 last = Some(c);
             }
-            Err(f) => println!("error: {}", f.message),
+            Err(f) => {
+                eprintln!("error: {}", crate::output::printable(&f.message));
+                status = f.status;
+            }
         }
+        let _ = std::io::stdout().flush();
         if limit.is_some_and(|n| runs >= n) {
-            return Ok(());
+            return end(status);
         }
         println!(
             "watching {} (Enter re-runs, Ctrl-D or q ends)",
@@ -162,9 +192,9 @@ where
         // Wait for a change, a re-run request or the end.
         loop {
             match rx.recv_timeout(POLL) {
-                Ok(Event::Quit) => return Ok(()),
+                Ok(Event::Quit) => return end(status),
                 Ok(Event::Rerun) => break,
-                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return end(status),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
             let now = stamp(&files);
@@ -205,6 +235,7 @@ mod tests {
                 ],
             }],
             differences: vec![],
+            failed: vec![],
         }
     }
 

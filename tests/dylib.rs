@@ -6,6 +6,8 @@
 //! `CARGO_BIN_EXE_vcsim`), so that they are built by the same `rustc` — the
 //! host refuses a plugin built by another.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -73,12 +75,9 @@ fn example() -> PathBuf {
     lib("vcsim-dylib-example")
 }
 
+/// `vcsim ARGS` (through `common::vcsim`).
 fn vcsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vcsim"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("vcsim runs")
+    common::vcsim(args).run().out
 }
 
 fn text(o: &Output) -> (String, String) {

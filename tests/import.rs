@@ -2,6 +2,8 @@
 //! `vcsim-import` library on the fixtures in tests/fixtures/boinc/, the
 //! shared samples when they are beside the repository, and the binary.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -16,17 +18,10 @@ fn fixture(rel: &str) -> PathBuf {
     root().join("tests/fixtures/boinc").join(rel)
 }
 
+/// `vcsim ARGS`: (status, stdout, stderr), through `common::vcsim`.
 fn vcsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run vcsim");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let r = common::vcsim(args).run();
+    (r.status(), r.stdout(), r.stderr())
 }
 
 fn tmp(name: &str) -> PathBuf {

@@ -6,6 +6,8 @@
 //! Needs Debian's `chromium` (`.ci/run` installs it). Without it the test
 //! fails when `CI` is set and is skipped with a message otherwise.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -169,11 +171,10 @@ fn a_sweep_plot_is_drawn_legible_with_its_legend_and_axis_labels() {
     )
     .unwrap();
     std::fs::write(dir.join("sweep.toml"), sweep_file()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
-        .args(["sweep", "sweep.toml", "--out", "out"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let out = common::vcsim(&["sweep", "sweep.toml", "--out", "out"])
+        .cwd(&dir)
+        .run()
+        .out;
     assert!(
         out.status.success(),
         "{}",

@@ -2,15 +2,14 @@
 //! summary, shards merged into the same bytes, a failing cell that does not
 //! lose the others, and the same output whatever `--jobs` is.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// `vcsim ARGS` run in `cwd` (through `common::vcsim`).
 fn vcsim(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vcsim"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("vcsim runs")
+    common::vcsim(args).cwd(cwd).run().out
 }
 
 /// A fresh directory holding the base scenario (`base.toml`) and a sweep

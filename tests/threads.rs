@@ -3,16 +3,18 @@
 //! and a system that refuses threads is an error message with exit status 2,
 //! not a panic.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
+use std::path::Path;
+use std::process::Output;
+
+/// `vcsim ARGS` with the environment `env` added (through the tests' one
+/// way of running the binary, `common::vcsim`).
 fn vcsim(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vcsim"))
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("vcsim runs")
+    env.iter()
+        .fold(common::vcsim(args), |c, (k, v)| c.env(k, v))
+        .run()
+        .out
 }
 
 /// Three runs: three policies, one replication each.

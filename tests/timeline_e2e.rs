@@ -7,6 +7,8 @@
 //! Needs Debian's `chromium` (`.ci/run` installs it). Without it the test
 //! fails when `CI` is set and is skipped with a message otherwise.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -59,11 +61,10 @@ fn selftest(
         .join("\n");
     std::fs::write(dir.join("s.toml"), text).unwrap();
     let html = dir.join("tl.html");
-    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
-        .args(["run", "s.toml", "--timeline", "tl.html"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let out = common::vcsim(&["run", "s.toml", "--timeline", "tl.html"])
+        .cwd(&dir)
+        .run()
+        .out;
     assert!(
         out.status.success(),
         "{}",

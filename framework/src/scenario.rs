@@ -427,6 +427,36 @@ impl Scenario {
                 ))
             }
         }
+        fn at_most(key: &str, v: f64, max: f64, unit: &str) -> Result<(), (String, String)> {
+            if v <= max {
+                Ok(())
+            } else {
+                let unit = if unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {unit}")
+                };
+                Err((
+                    key.into(),
+                    format!("must be at most {max:e}{unit}, found {v:e}"),
+                ))
+            }
+        }
+        fn at_least(key: &str, v: f64, min: f64, unit: &str) -> Result<(), (String, String)> {
+            if v >= min {
+                Ok(())
+            } else {
+                Err((
+                    key.into(),
+                    format!(
+                        "is {} {}; it must be at least {} {unit}",
+                        num(v),
+                        unit.split(' ').next().unwrap_or(""),
+                        num(min)
+                    ),
+                ))
+            }
+        }
         fn priority(key: &str, v: u8) -> Result<(), (String, String)> {
             if (1..=5).contains(&v) {
                 Ok(())
@@ -438,17 +468,54 @@ impl Scenario {
             }
         }
         positive("duration_days", self.duration_days)?;
+        at_most(
+            "duration_days",
+            self.duration_days,
+            bounds::MAX_DAYS,
+            "days",
+        )?;
         positive("step_seconds", self.step_seconds)?;
-        if self.duration_days * 86400.0 / self.step_seconds > 1e9 {
+        let run = self.duration_days * 86400.0;
+        if self.step_seconds > run {
             return Err((
                 "step_seconds".into(),
-                "is too small for the duration: more than 1e9 steps".into(),
+                format!(
+                    "one step ({} s) is longer than the run ({} s)",
+                    num(self.step_seconds),
+                    num(run)
+                ),
+            ));
+        }
+        if run / self.step_seconds > bounds::MAX_STEPS {
+            return Err((
+                "step_seconds".into(),
+                format!(
+                    "is too small for the duration: {:.3e} steps, at most {:.0e}",
+                    run / self.step_seconds,
+                    bounds::MAX_STEPS
+                ),
             ));
         }
         if self.host.ncpus == 0 {
             return Err(("host.ncpus".into(), "must be at least 1".into()));
         }
+        if self.host.ncpus > bounds::MAX_NCPUS {
+            return Err((
+                "host.ncpus".into(),
+                format!(
+                    "{} CPUs; vcsim simulates at most {}",
+                    self.host.ncpus,
+                    bounds::MAX_NCPUS
+                ),
+            ));
+        }
         positive("host.cpu_flops", self.host.cpu_flops)?;
+        at_most(
+            "host.cpu_flops",
+            self.host.cpu_flops,
+            bounds::MAX_FLOPS_PER_SECOND,
+            "FLOPS",
+        )?;
         positive("host.disk_gb", self.host.disk_gb)?;
         non_negative("host.non_boinc_used_gb", self.host.non_boinc_used_gb)?;
         non_negative(
@@ -463,6 +530,14 @@ impl Scenario {
         positive(
             "host.availability.mean_on_seconds",
             self.host.availability.mean_on_seconds,
+        )?;
+        // A period shorter than a step would flip more often than the run
+        // has steps (the sampler draws every period).
+        at_least(
+            "host.availability.mean_on_seconds",
+            self.host.availability.mean_on_seconds,
+            self.step_seconds,
+            "seconds (one step)",
         )?;
         let av = &self.host.availability;
         fraction(
@@ -499,7 +574,23 @@ impl Scenario {
             if g.count == 0 {
                 return Err((format!("host.gpu.{i}.count"), "must be at least 1".into()));
             }
+            if g.count > bounds::MAX_GPUS {
+                return Err((
+                    format!("host.gpu.{i}.count"),
+                    format!(
+                        "{} GPUs; vcsim simulates at most {} of a kind",
+                        g.count,
+                        bounds::MAX_GPUS
+                    ),
+                ));
+            }
             positive(&format!("host.gpu.{i}.flops"), g.flops)?;
+            at_most(
+                &format!("host.gpu.{i}.flops"),
+                g.flops,
+                bounds::MAX_FLOPS_PER_SECOND,
+                "FLOPS",
+            )?;
         }
         let c = &self.client;
         positive("client.sched_period_minutes", c.sched_period_minutes)?;
@@ -537,7 +628,20 @@ impl Scenario {
                 return Err((k("name"), format!("project `{}` is listed twice", p.name)));
             }
             positive(&k("resource_share"), p.resource_share)?;
+            // Shares far apart in magnitude make fractions meaningless.
+            at_most(
+                &k("resource_share"),
+                p.resource_share,
+                bounds::MAX_SHARE,
+                "",
+            )?;
             positive(&k("latency_bound_days"), p.latency_bound_days)?;
+            at_least(
+                &k("latency_bound_days"),
+                p.latency_bound_days * 86400.0,
+                self.step_seconds,
+                "seconds (one step): a job's deadline would fall within the step it arrives in",
+            )?;
             if !["lru", "priority", "expire"].contains(&p.deletion_policy.as_str()) {
                 return Err((
                     k("deletion_policy"),
@@ -547,10 +651,22 @@ impl Scenario {
                     ),
                 ));
             }
+            if p.availability.fraction == 0.0 {
+                return Err((
+                    k("availability.fraction"),
+                    format!("0: the servers of project `{}` are never up, so it could never be contacted (remove the project instead)", p.name),
+                ));
+            }
             fraction(&k("availability.fraction"), p.availability.fraction, true)?;
             positive(
                 &k("availability.mean_up_hours"),
                 p.availability.mean_up_hours,
+            )?;
+            at_least(
+                &k("availability.mean_up_hours"),
+                p.availability.mean_up_hours * 3600.0,
+                self.step_seconds,
+                "seconds (one step)",
             )?;
             non_negative(&k("request_delay_seconds"), p.request_delay_seconds)?;
             for (j, s) in p.schedulers.iter().enumerate() {
@@ -562,6 +678,12 @@ impl Scenario {
                 positive(
                     &k(&format!("scheduler.{j}.availability.mean_up_hours")),
                     s.availability.mean_up_hours,
+                )?;
+                at_least(
+                    &k(&format!("scheduler.{j}.availability.mean_up_hours")),
+                    s.availability.mean_up_hours * 3600.0,
+                    self.step_seconds,
+                    "seconds (one step)",
                 )?;
             }
             if p.apps.is_empty() {
@@ -625,6 +747,19 @@ impl Scenario {
                 positive(&ka("sticky_expiry_days"), a.sticky_expiry_days)?;
                 if let Some(d) = a.latency_bound_days {
                     positive(&ka("latency_bound_days"), d)?;
+                    at_least(
+                        &ka("latency_bound_days"),
+                        d * 86400.0,
+                        self.step_seconds,
+                        "seconds (one step): a job's deadline would fall within the step it arrives in",
+                    )?;
+                }
+                for (key, v) in [
+                    ("flops_estimate", a.flops_estimate),
+                    ("flops_mean", a.flops_mean),
+                    ("flops_stddev", a.flops_stddev),
+                ] {
+                    at_most(&ka(key), v, bounds::MAX_JOB_FLOPS, "FLOPs")?;
                 }
             }
             for (j, f) in p.sticky.iter().enumerate() {
@@ -724,6 +859,37 @@ pub fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
         node = next;
     }
     best.map(|o| line_col(text, o))
+}
+
+/// A number as a person reads it: plain, or in exponent form when tiny or huge.
+fn num(v: f64) -> String {
+    if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e9) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// What the simulator can represent and run in bounded time: every
+/// quantity of a scenario is checked against these (the book's scenario
+/// page lists them).
+pub mod bounds {
+    /// A run of at most 100 years.
+    pub const MAX_DAYS: f64 = 36_500.0;
+    /// At most this many steps in a run.
+    pub const MAX_STEPS: f64 = 1e8;
+    /// CPUs of a host (a 100-day run of the base scenario at 256 CPUs takes
+    /// about 80 s today: the round-robin simulation is linear in the active
+    /// jobs at each event).
+    pub const MAX_NCPUS: u32 = 256;
+    /// GPUs of one kind.
+    pub const MAX_GPUS: u32 = 64;
+    /// FLOPS of one CPU or GPU (an exaFLOPS).
+    pub const MAX_FLOPS_PER_SECOND: f64 = 1e18;
+    /// FLOPs of one job.
+    pub const MAX_JOB_FLOPS: f64 = 1e30;
+    /// A project's resource share.
+    pub const MAX_SHARE: f64 = 1e12;
 }
 
 #[cfg(test)]

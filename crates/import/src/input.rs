@@ -1,5 +1,6 @@
 //! What an import reads and the choices it leaves to the user; its bounds.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// The step: BOINC's files do not say; the emulator's default `--delta`.
@@ -30,15 +31,19 @@ pub enum Format {
     Sim2007,
 }
 
+/// A file's path and its text: read from the file, or borrowed from the
+/// caller (not copied: a state may be hundreds of MB).
+pub(crate) type FileText<'a> = (PathBuf, Cow<'a, str>);
+
 /// The text of the files of one import.
-pub(crate) struct Input {
-    pub main: (PathBuf, String),
-    pub prefs: Option<(PathBuf, String)>,
-    pub override_prefs: Option<(PathBuf, String)>,
-    pub host: Option<(PathBuf, String)>,
+pub(crate) struct Input<'a> {
+    pub main: FileText<'a>,
+    pub prefs: Option<FileText<'a>>,
+    pub override_prefs: Option<FileText<'a>>,
+    pub host: Option<FileText<'a>>,
     /// `app_config.xml` files: the project directory each is for (BOINC's
     /// escaped master URL, see `project_dir`), its path, its text.
-    pub app_configs: Vec<(String, PathBuf, String)>,
+    pub app_configs: Vec<(String, PathBuf, Cow<'a, str>)>,
     pub options: Options,
 }
 

@@ -43,6 +43,7 @@ pub use output::Imported;
 
 use input::Input;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 pub use client_state::project_dir;
@@ -70,18 +71,19 @@ pub fn import_path_with(path: &Path, options: &Options) -> Result<Imported, Impo
     let dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut read_warnings = Vec::new();
     let main_text = read(&main, &mut read_warnings)?;
-    let beside =
-        |name: &str, w: &mut Vec<String>| -> Result<Option<(PathBuf, String)>, ImportError> {
-            let p = dir.join(format!("{prefix}{name}"));
-            if p.is_file() {
-                Ok(Some((p.clone(), read(&p, w)?)))
-            } else {
-                Ok(None)
-            }
-        };
+    let beside = |name: &str,
+                  w: &mut Vec<String>|
+     -> Result<Option<input::FileText<'static>>, ImportError> {
+        let p = dir.join(format!("{prefix}{name}"));
+        if p.is_file() {
+            Ok(Some((p.clone(), Cow::Owned(read(&p, w)?))))
+        } else {
+            Ok(None)
+        }
+    };
     let input = match format {
         Format::ClientState => Input {
-            main: (main.clone(), main_text),
+            main: (main.clone(), Cow::Owned(main_text)),
             prefs: beside("global_prefs.xml", &mut read_warnings)?,
             override_prefs: beside("global_prefs_override.xml", &mut read_warnings)?,
             host: None,
@@ -89,7 +91,7 @@ pub fn import_path_with(path: &Path, options: &Options) -> Result<Imported, Impo
             options: options.clone(),
         },
         Format::Sim2007 => Input {
-            main: (main.clone(), main_text),
+            main: (main.clone(), Cow::Owned(main_text)),
             prefs: beside("sim_prefs.xml", &mut read_warnings)?,
             override_prefs: None,
             host: beside("sim_host.xml", &mut read_warnings)?,
@@ -115,18 +117,18 @@ pub fn import_client_state(
 
 /// [`import_client_state`] with the projects' `app_config.xml` files and
 /// [`Options`].
-pub fn import_client_state_with(
-    state: (&Path, &str),
-    prefs: Option<(&Path, &str)>,
-    override_prefs: Option<(&Path, &str)>,
-    app_configs: &[AppConfigText],
+pub fn import_client_state_with<'a>(
+    state: (&'a Path, &'a str),
+    prefs: Option<(&'a Path, &'a str)>,
+    override_prefs: Option<(&'a Path, &'a str)>,
+    app_configs: &[AppConfigText<'a>],
     options: &Options,
 ) -> Result<Imported, ImportError> {
-    let own = |x: (&Path, &str)| (x.0.to_path_buf(), x.1.to_string());
+    let borrow = |x: (&'a Path, &'a str)| (x.0.to_path_buf(), Cow::Borrowed(x.1));
     let input = Input {
-        main: own(state),
-        prefs: prefs.map(own),
-        override_prefs: override_prefs.map(own),
+        main: borrow(state),
+        prefs: prefs.map(borrow),
+        override_prefs: override_prefs.map(borrow),
         host: None,
         app_configs: app_configs
             .iter()
@@ -134,7 +136,7 @@ pub fn import_client_state_with(
                 (
                     a.project_dir.to_string(),
                     a.path.to_path_buf(),
-                    a.text.to_string(),
+                    Cow::Borrowed(a.text),
                 )
             })
             .collect(),
@@ -145,17 +147,17 @@ pub fn import_client_state_with(
 
 /// Imports the 2007 simulator's `sim_projects.xml`, `sim_host.xml` and
 /// (optionally) `sim_prefs.xml`, given as text.
-pub fn import_sim2007(
-    projects: (&Path, &str),
-    host: (&Path, &str),
-    prefs: Option<(&Path, &str)>,
+pub fn import_sim2007<'a>(
+    projects: (&'a Path, &'a str),
+    host: (&'a Path, &'a str),
+    prefs: Option<(&'a Path, &'a str)>,
 ) -> Result<Imported, ImportError> {
-    let own = |x: (&Path, &str)| (x.0.to_path_buf(), x.1.to_string());
+    let borrow = |x: (&'a Path, &'a str)| (x.0.to_path_buf(), Cow::Borrowed(x.1));
     let input = Input {
-        main: own(projects),
-        prefs: prefs.map(own),
+        main: borrow(projects),
+        prefs: prefs.map(borrow),
         override_prefs: None,
-        host: Some(own(host)),
+        host: Some(borrow(host)),
         app_configs: Vec::new(),
         options: Options::default(),
     };
@@ -174,7 +176,7 @@ fn run(input: &Input, format: Format) -> Result<Imported, ImportError> {
 fn app_configs(
     dir: &Path,
     warnings: &mut Vec<String>,
-) -> Result<Vec<(String, PathBuf, String)>, ImportError> {
+) -> Result<Vec<(String, PathBuf, Cow<'static, str>)>, ImportError> {
     let Ok(rd) = std::fs::read_dir(dir.join("projects")) else {
         return Ok(Vec::new());
     };
@@ -191,7 +193,7 @@ fn app_configs(
     found.sort();
     found
         .into_iter()
-        .map(|(d, p)| Ok((d, p.clone(), read(&p, warnings)?)))
+        .map(|(d, p)| Ok((d, p.clone(), Cow::Owned(read(&p, warnings)?))))
         .collect()
 }
 

@@ -1,8 +1,11 @@
 //! Fuzz-style properties of the import entry points, run in CI: random
-//! element trees, BOINC-like states with random values, mutated fixtures,
-//! random bytes, deep nesting and entities. The import never panics, and
-//! returns a scenario whose TOML loads back as the same scenario, or an
-//! error naming one of the files it was given.
+//! element trees, BOINC-like states with random values, every fixture of
+//! tests/fixtures/boinc/ mutated (bytes changed, cut, hostile markup and
+//! pieces of other fixtures spliced in), random bytes, deep nesting,
+//! entities and the shapes that were slow (issue 19). The import never
+//! panics, ends within a time bound, and returns a scenario whose TOML loads
+//! back as the same scenario, or an error naming one of the files it was
+//! given.
 //!
 //! `cargo fuzz` would need a nightly toolchain; these run on stable, with a
 //! bounded number of cases (`fuzz_long`, ignored, runs many more).
@@ -10,6 +13,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use std::path::Path;
+use std::time::{Duration, Instant};
 use vcsim_framework::Scenario;
 use vcsim_import::{
     import_client_state, import_client_state_with, import_sim2007, AppConfigText, Options,
@@ -209,25 +213,97 @@ fn boinc_like() -> impl Strategy<Value = String> {
     })
 }
 
-const FIXTURE: &str = include_str!("../../../tests/fixtures/boinc/host/client_state.xml");
+macro_rules! fixture {
+    ($p:literal) => {
+        include_str!(concat!("../../../tests/fixtures/boinc/", $p))
+    };
+}
 
-/// The host fixture with random bytes replaced, inserted or cut.
+/// Every BOINC file in tests/fixtures/boinc/: the seeds of the mutations.
+const FIXTURES: &[&str] = &[
+    fixture!("host/client_state.xml"),
+    fixture!("host/global_prefs.xml"),
+    fixture!("host/global_prefs_override.xml"),
+    fixture!("emulator/client_state.xml"),
+    fixture!("emulator/global_prefs.xml"),
+    fixture!("today/client_state.xml"),
+    fixture!("today/projects/gamma.example.org_gamma/app_config.xml"),
+    fixture!("today/projects/orphan.example.com/app_config.xml"),
+    fixture!("sim2007/sim_projects.xml"),
+    fixture!("sim2007/sim_host.xml"),
+    fixture!("sim2007/sim_prefs.xml"),
+    fixture!("bad/mismatched-client_state.xml"),
+    fixture!("bad/badnumber-client_state.xml"),
+];
+
+/// Pieces of markup that the parser finds hard, spliced into fixtures.
+const HOSTILE: &[&str] = &[
+    "<!DOCTYPE r [<!ENTITY e \"yyyyyyyy\">]>",
+    "&e;",
+    "&amp;&lt;&#65;&#x10FFFF;&#0;&#xD800;",
+    "<![CDATA[x]]><![CDATA[y]]>",
+    "<![CDATA[",
+    "]]>",
+    "<!--",
+    "-->",
+    "<?pi ?>",
+    "<a b='1' b='2'>",
+    "<a xmlns:n='u' n:b='1'>",
+    "<n:a>",
+    "</",
+    "<",
+    ">",
+    "\u{feff}",
+    "\0",
+];
+
+/// A fixture with random bytes replaced, inserted or cut, hostile pieces
+/// inserted, or a piece of another fixture spliced in.
 fn mutated() -> impl Strategy<Value = String> {
-    prop::collection::vec((0..FIXTURE.len(), 0u8..3, any::<u8>()), 1..8).prop_map(|edits| {
-        let mut b = FIXTURE.as_bytes().to_vec();
-        for (at, op, byte) in edits {
-            let at = at.min(b.len().saturating_sub(1));
-            match op {
-                0 if !b.is_empty() => b[at] = byte,
-                1 => b.insert(at, byte),
-                _ if !b.is_empty() => {
-                    b.truncate(at.max(1));
+    (
+        0..FIXTURES.len(),
+        prop::collection::vec(
+            (
+                any::<usize>(),
+                0u8..6,
+                any::<u8>(),
+                any::<usize>(),
+                0..FIXTURES.len(),
+            ),
+            1..8,
+        ),
+    )
+        .prop_map(|(seed, edits)| {
+            let mut b = FIXTURES[seed].as_bytes().to_vec();
+            for (at, op, byte, other_at, other) in edits {
+                let at = at % b.len().max(1);
+                match op {
+                    0 if !b.is_empty() => b[at] = byte,
+                    1 => b.insert(at.min(b.len()), byte),
+                    2 if !b.is_empty() => b.truncate(at.max(1)),
+                    3 => {
+                        let h = HOSTILE[usize::from(byte) % HOSTILE.len()].as_bytes();
+                        let at = at.min(b.len());
+                        b.splice(at..at, h.iter().copied());
+                    }
+                    4 => {
+                        // A piece of another fixture, up to 200 bytes.
+                        let o = FIXTURES[other].as_bytes();
+                        let from = other_at % o.len();
+                        let to = (from + usize::from(byte) % 200).min(o.len());
+                        let at = at.min(b.len());
+                        b.splice(at..at, o[from..to].iter().copied());
+                    }
+                    5 if !b.is_empty() => {
+                        // Cut a piece out.
+                        let to = (at + usize::from(byte)).min(b.len());
+                        b.drain(at..to);
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
-        }
-        String::from_utf8_lossy(&b).into_owned()
-    })
+            String::from_utf8_lossy(&b).into_owned()
+        })
 }
 
 fn bytes() -> impl Strategy<Value = String> {
@@ -255,23 +331,48 @@ fn entities() -> impl Strategy<Value = String> {
     })
 }
 
+/// Shapes that were slow or crashed (issue 19), at random sizes: runs of
+/// CDATA sections, many attributes, texts full of references, many nodes.
+fn heavy() -> impl Strategy<Value = String> {
+    (0u8..4, 1usize..40, 1usize..3000).prop_map(|(kind, n, len)| {
+        let body = match kind {
+            0 => format!("<x>{}</x>", format!("<![CDATA[{}]]>", "c".repeat(len)).repeat(n)),
+            1 => format!("<x{}/>", (0..n).map(|i| format!(" a{i}='v'")).collect::<String>()),
+            2 => format!("<x>{}</x>", "&amp;&#65;".repeat(len * n)),
+            _ => format!("<x>{}</x>", "<y/>".repeat(len * n)),
+        };
+        format!(
+            "<client_state><host_info><p_ncpus>1</p_ncpus><p_fpops>1e9</p_fpops></host_info>{body}</client_state>"
+        )
+    })
+}
+
 fn any_input() -> impl Strategy<Value = String> {
     prop_oneof![
         3 => boinc_like(),
         2 => document("client_state"),
-        2 => mutated(),
+        3 => mutated(),
         1 => bytes(),
         1 => deep(),
         1 => entities(),
+        1 => heavy(),
     ]
 }
 
-/// The property: a scenario that loads back as itself, or an error that
-/// names one of the files.
+/// The bound on one import of a fuzz case (the inputs are at most a few
+/// hundred KB; a debug build imports them in milliseconds).
+const CASE_BOUND: Duration = Duration::from_secs(5);
+
+/// The property: the import ends within [`CASE_BOUND`], with a scenario that
+/// loads back as itself, or an error that names one of the files.
 fn check(
-    r: Result<vcsim_import::Imported, vcsim_import::ImportError>,
+    import: impl FnOnce() -> Result<vcsim_import::Imported, vcsim_import::ImportError>,
     files: &[&str],
 ) -> Result<(), TestCaseError> {
+    let t = Instant::now();
+    let r = import();
+    let took = t.elapsed();
+    prop_assert!(took < CASE_BOUND, "the import took {:?}", took);
     match r {
         Ok(imp) => {
             let again =
@@ -295,43 +396,47 @@ fn check(
 
 fn client_state(state: &str, prefs: &str, config: &str) -> Result<(), TestCaseError> {
     check(
-        import_client_state((Path::new(STATE), state), None, None),
+        || import_client_state((Path::new(STATE), state), None, None),
         &[STATE],
     )?;
     check(
-        import_client_state_with(
-            (Path::new(STATE), state),
-            Some((Path::new(PREFS), prefs)),
-            None,
-            &[AppConfigText {
-                project_dir: "p.example",
-                path: Path::new(CONFIG),
-                text: config,
-            }],
-            &Options::default(),
-        ),
+        || {
+            import_client_state_with(
+                (Path::new(STATE), state),
+                Some((Path::new(PREFS), prefs)),
+                None,
+                &[AppConfigText {
+                    project_dir: "p.example",
+                    path: Path::new(CONFIG),
+                    text: config,
+                }],
+                &Options::default(),
+            )
+        },
         &[STATE, PREFS, CONFIG],
     )
 }
 
 fn sim2007(projects: &str, host: &str) -> Result<(), TestCaseError> {
     check(
-        import_sim2007(
-            (Path::new(PROJECTS), projects),
-            (Path::new(HOST), host),
-            None,
-        ),
+        || {
+            import_sim2007(
+                (Path::new(PROJECTS), projects),
+                (Path::new(HOST), host),
+                None,
+            )
+        },
         &[PROJECTS, HOST],
     )
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn fuzz_client_state(
         state in any_input(),
-        prefs in prop_oneof![document("global_preferences"), bytes()],
+        prefs in prop_oneof![document("global_preferences"), bytes(), mutated()],
         config in prop_oneof![document("app_config"), mutated()],
     ) {
         client_state(&state, &prefs, &config)?;
@@ -340,7 +445,7 @@ proptest! {
     #[test]
     fn fuzz_sim2007(
         projects in prop_oneof![document("projects"), any_input()],
-        host in prop_oneof![document("host"), bytes()],
+        host in prop_oneof![document("host"), bytes(), mutated()],
     ) {
         sim2007(&projects, &host)?;
     }
@@ -354,10 +459,10 @@ proptest! {
     #[ignore]
     fn fuzz_long(
         state in any_input(),
-        prefs in prop_oneof![document("global_preferences"), bytes()],
+        prefs in prop_oneof![document("global_preferences"), bytes(), mutated()],
         config in prop_oneof![document("app_config"), mutated()],
         projects in prop_oneof![document("projects"), any_input()],
-        host in prop_oneof![document("host"), bytes()],
+        host in prop_oneof![document("host"), bytes(), mutated()],
     ) {
         client_state(&state, &prefs, &config)?;
         sim2007(&projects, &host)?;

@@ -241,7 +241,7 @@ fn main() {
         (
             Family::Fetch,
             "request",
-            "wf1",
+            "wf1-v4",
             "wf1_v4.rhai",
             &mix,
             "mix-5-slack-5",

@@ -18,8 +18,9 @@ pub const MAX_CALL_LEVELS: usize = 48;
 pub const MAX_STRING_SIZE: usize = 64 * 1024;
 pub const MAX_ARRAY_SIZE: usize = 100_000;
 pub const MAX_MAP_SIZE: usize = 10_000;
-/// Log lines a script may write per thread before it is silenced.
-pub const MAX_LOG_LINES: u64 = 1000;
+/// Log lines a policy may write to standard error in a run (where a hook
+/// has no view, hence no run log; the run log has the same cap).
+pub const MAX_LOG_LINES: u64 = vcsim_framework::log::MAX_LINES as u64;
 
 // ---- handles ----------------------------------------------------------------
 
@@ -323,12 +324,14 @@ fn next_draw() -> RResult<f64> {
 }
 
 thread_local! {
+    /// Lines written outside any hook (no policy, no run to count them in).
     static LOG_LINES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// A log line: into the run's log when a hook with a view is running (the
-/// runner prints it as a note); otherwise to standard error, prefixed with
-/// the script and the simulated time.
+/// runner prints it as a note, the run log caps it); otherwise to standard
+/// error, prefixed with the script and the simulated time, at most
+/// [`MAX_LOG_LINES`] a policy in a run (the last one says so).
 pub fn log_line(msg: &str) {
     let logged = with_frame(|fr| match fr {
         Some(fr) => match fr.view {
@@ -343,10 +346,14 @@ pub fn log_line(msg: &str) {
     if logged {
         return;
     }
-    let n = LOG_LINES.with(|c| {
+    let count = |c: &std::cell::Cell<u64>| {
         let n = c.get();
-        c.set(n + 1);
+        c.set(n.saturating_add(1));
         n
+    };
+    let n = with_frame(|fr| match fr {
+        Some(fr) => count(fr.stderr_lines),
+        None => LOG_LINES.with(count),
     });
     if n > MAX_LOG_LINES {
         return;
@@ -360,7 +367,7 @@ pub fn log_line(msg: &str) {
     });
     let t = t.map_or(String::new(), |t| format!(" t={t}"));
     if n == MAX_LOG_LINES {
-        eprintln!("[{script}{t}] (log limit of {MAX_LOG_LINES} lines reached on this thread; further lines dropped)");
+        eprintln!("[{script}{t}] (a policy writes at most {MAX_LOG_LINES} lines a run: later lines are dropped)");
     } else {
         eprintln!("[{script}{t}] {msg}");
     }
@@ -1269,7 +1276,7 @@ fn decision_api(api: &mut Api) {
 
 fn helper_api(api: &mut Api) {
     const F: &str = "Functions";
-    api.func(F, "log", "msg", "()", "Adds a line to the run's log, stamped with the simulated time and the script's path (`vcsim run` prints it as a note; at most 10,000 lines a run). Outside a hook with a view it goes to standard error.", |m: ImmutableString| log_line(&m));
+    api.func(F, "log", "msg", "()", "Adds a line to the run's log, stamped with the simulated time and the script's path (`vcsim run` prints it as a note; at most 10,000 lines a run, and a last one says so). Outside a hook with a view it goes to standard error, at most 10,000 lines a run for the policy.", |m: ImmutableString| log_line(&m));
     api.func(
         F,
         "sort_by_deadline",

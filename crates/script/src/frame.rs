@@ -25,6 +25,9 @@ pub(crate) struct Frame<'a> {
     /// An error of another policy (the estimator) met during the call: the
     /// call fails with it rather than with the script's own.
     pub cause: &'a RefCell<Option<vcsim_framework::PolicyError>>,
+    /// Lines the policy wrote to standard error (where there is no view,
+    /// hence no run log) in this run.
+    pub stderr_lines: &'a std::cell::Cell<u64>,
 }
 
 scoped_thread_local!(static FRAME: for<'a> Frame<'a>);

@@ -36,8 +36,10 @@
 
 mod api;
 mod frame;
+mod limits;
 
 pub use api::{DocEntry, MAX_OPERATIONS};
+pub use limits::{BYTES_PER_OPERATION, MAX_CALL_SECONDS};
 
 use api::{CandH, FileH, JobH, ReplyH, RequestH, RunH, SentH, ServerH, ViewH};
 use frame::Frame;
@@ -82,7 +84,7 @@ pub fn hooks(family: Family) -> &'static [(&'static str, usize, bool)] {
 
 fn build_engine() -> (Engine, Vec<DocEntry>) {
     let mut e = Engine::new();
-    e.set_max_operations(MAX_OPERATIONS);
+    e.set_max_operations(limits::RHAI_MAX_OPERATIONS);
     e.set_max_call_levels(api::MAX_CALL_LEVELS);
     e.set_max_expr_depths(64, 64);
     e.set_max_string_size(api::MAX_STRING_SIZE);
@@ -92,7 +94,16 @@ fn build_engine() -> (Engine, Vec<DocEntry>) {
     e.disable_symbol("eval");
     e.on_print(api::log_line);
     e.on_debug(|s, _, _| api::log_line(s));
+    // The limits under every path (see `limits`): allocations count their
+    // size (the operators on strings and arrays are rhai functions, not its
+    // built-in shortcuts, so that `limits` can count them), maps grown by
+    // `m[key] = x` are checked, a call has a wall-clock backstop.
+    e.set_fast_operators(false);
+    e.on_progress(limits::progress);
+    #[allow(deprecated)]
+    e.on_var(limits::on_var);
     let docs = api::register(&mut e);
+    limits::register(&mut e);
     (e, docs)
 }
 
@@ -280,7 +291,11 @@ pub fn describe_error(path: &str, hook: &str, err: &EvalAltResult) -> String {
     let mut e = err;
     let mut src = path.to_string();
     while let EvalAltResult::ErrorInFunctionCall(name, source, inner, _) = e {
-        chain.push(name.clone());
+        chain.push(if name.starts_with("anon$") {
+            "a closure".into()
+        } else {
+            name.clone()
+        });
         if !source.is_empty() {
             src = source.clone();
         }
@@ -288,9 +303,9 @@ pub fn describe_error(path: &str, hook: &str, err: &EvalAltResult) -> String {
     }
     let pos = e.position();
     let msg = match e {
-        EvalAltResult::ErrorTooManyOperations(_) => {
-            format!("stopped after {MAX_OPERATIONS} operations in one call (an endless loop?)")
-        }
+        EvalAltResult::ErrorTooManyOperations(_) => limits::stop_message(false),
+        EvalAltResult::ErrorTerminated(..) => limits::stop_message(limits::stopped_by_time()),
+        EvalAltResult::ErrorDataTooLarge(what, _) => limits::too_large_message(what),
         EvalAltResult::ErrorStackOverflow(_) => "too many nested calls (endless recursion?)".into(),
         EvalAltResult::ErrorRuntime(d, _) => d.to_string(),
         other => {
@@ -311,7 +326,12 @@ pub fn describe_error(path: &str, hook: &str, err: &EvalAltResult) -> String {
     } else {
         String::new()
     };
-    format!("{}: in function `{func}`{via}: {msg}", locate(&src, pos))
+    let within = if func == "a closure" {
+        func
+    } else {
+        format!("function `{func}`")
+    };
+    format!("{}: in {within}{via}: {msg}", locate(&src, pos))
 }
 
 /// Calls `script`'s function `hook` with `this` bound to `state`, keeping
@@ -366,10 +386,16 @@ fn call_with_this(
     if let Some(s) = scope.get_mut(THIS) {
         *state = std::mem::take(s);
     }
-    r.map_err(|e| match *e {
+    r.map_err(|mut e| match *e {
         // The call of the hook itself; what is inside is the error.
         EvalAltResult::ErrorInFunctionCall(name, _, inner, _) if name == hook => inner,
-        _ => e,
+        // An error that rhai does not wrap (a limit of its own: a value too
+        // large, too many nested calls) comes out with the position of the
+        // call in the driver, not in the script: no position is better.
+        _ => {
+            e.set_position(Position::NONE);
+            e
+        }
     })
 }
 
@@ -393,6 +419,8 @@ struct Hooked {
     caches: RefCell<Caches>,
     /// Calls of hooks that may change the state (their draws' index).
     counted: Cell<u64>,
+    /// Log lines written to standard error (see `api::log_line`).
+    stderr_lines: Cell<u64>,
 }
 
 impl Hooked {
@@ -403,6 +431,7 @@ impl Hooked {
             state: RefCell::new(Dynamic::from_map(Default::default())),
             caches: RefCell::new(Caches::new()),
             counted: Cell::new(0),
+            stderr_lines: Cell::new(0),
         };
         if h.script.has("init", 0) {
             let s = h.call("init", None, None, &[], (), Draws::Counted);
@@ -450,18 +479,32 @@ impl Hooked {
             rng: &rng,
             stream: seed.map(|s| (s, stream_name.as_str(), index)),
             cause: &cause,
+            stderr_lines: &self.stderr_lines,
         };
         let mut caches = self.caches.borrow_mut();
         let r = ENGINE.with(|engine| {
+            let _budget = limits::begin();
             frame::enter(frame, || {
                 call_with_this(engine, &self.script, &mut caches, &mut state, hook, args)
             })
+            // (Described while the call's budget says why it was stopped.)
+            .map_err(|e| describe_error(path, hook, &e))
         });
-        r.map_err(|e| match cause.into_inner() {
+        let d = r.map_err(|e| match cause.into_inner() {
             // The estimator's error, met by a getter: it is the cause.
             Some(c) => c,
-            None => PolicyError::new(describe_error(path, hook, &e)),
-        })
+            None => PolicyError::new(e).of(self.family),
+        })?;
+        // The state, in full: `m[key] = x` in `this` is checked only at uses
+        // of variables during the call, and it must not grow from one call
+        // to the next.
+        if let Some(what) = limits::size_error(limits::sizes(&state)) {
+            return Err(PolicyError::new(format!(
+                "{path}: in function `{hook}`: the state `this` holds {what}"
+            ))
+            .of(self.family));
+        }
+        Ok(d)
     }
 
     fn bad(&self, hook: &str, what: &str, got: &Dynamic) -> PolicyError {
@@ -487,7 +530,23 @@ impl Hooked {
             return Ok(None);
         }
         match d.clone().try_cast::<RequestH>() {
-            Some(r) => Ok(Some(r.0)),
+            Some(r) => {
+                // The simulator checks every request; here the message can
+                // name the script's function.
+                let amounts = std::iter::once(r.0.work_req_seconds).chain(
+                    r.0.rsc
+                        .iter()
+                        .flat_map(|x| [x.req_seconds, x.req_ninstances]),
+                );
+                if let Some(x) = amounts.into_iter().find(|x| !x.is_finite() || *x < 0.0) {
+                    return Err(PolicyError::new(format!(
+                        "{}: in function `{hook}`: invalid decision: a requested amount is {x} (must be finite, 0 or more)",
+                        self.script.path
+                    ))
+                    .of(self.family));
+                }
+                Ok(Some(r.0))
+            }
             None => Err(self.bad(hook, "a WorkRequest (`work_request(p, seconds)`) or ()", &d)),
         }
     }
@@ -875,8 +934,15 @@ pub fn api_reference() -> String {
     out.push_str("Everything a policy script can read or build, beyond rhai's standard library (arithmetic, strings, arrays, maps, `min`/`max`, `sort`, closures). Handles (`View`, `Job`, `Project`, ...) are read-only and valid only during the hook call that received them; a `Job` kept in `this` is looked up again by id.\n\n");
     out.push_str("Resources are numbered: `0` is the CPU, `1 + k` the host's k-th GPU type. Projects are numbered in the scenario's order. Times are simulated seconds since the start of the run.\n\n");
     out.push_str(&format!(
-        "Limits per hook call: {} operations, {} nested calls, strings of {} bytes, arrays of {} elements, maps of {} entries.\n\n",
-        MAX_OPERATIONS, api::MAX_CALL_LEVELS, api::MAX_STRING_SIZE, api::MAX_ARRAY_SIZE, api::MAX_MAP_SIZE
+        "Limits per hook call: {} operations, where an operation that allocates (`+`, `+=`, `append` and `pad` of strings and arrays) counts one more per {} bytes it writes (an element counts 16); {} s of wall-clock time (a backstop for the operations whose cost rhai does not count, such as comparing or copying a large array); {} nested calls; strings of {} bytes, arrays of {} elements, maps of {} entries, each value with the values nested in it. A map grown by `m[key] = x` is checked at the next use of a variable, and the state `this` in full after every call. A limit's error names the script, the line that hit it and the limit (rhai's own check of an array or map literal keeps no line: the error names the hook). A comparator's error in `sort` fails the call. `log` keeps at most {} lines a run (the run's log, or standard error where a hook has no view) and then says that later lines were dropped.\n\n",
+        MAX_OPERATIONS,
+        BYTES_PER_OPERATION,
+        MAX_CALL_SECONDS,
+        api::MAX_CALL_LEVELS,
+        api::MAX_STRING_SIZE,
+        api::MAX_ARRAY_SIZE,
+        api::MAX_MAP_SIZE,
+        api::MAX_LOG_LINES
     ));
     out.push_str("## Hooks\n\n| family | hook | called | returns |\n|---|---|---|---|\n");
     for (fam, hook, when, ret) in HOOK_DOCS {

@@ -6,7 +6,10 @@
 //! or that is overworked (LTD below minus one scheduling period), is not.
 
 use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use vcsim_blocks::debt::LongTermDebt;
+use vcsim_blocks::key::Key;
 use vcsim_blocks::quiet;
 use vcsim_blocks::rr_sim::{self, RrResult};
 use vcsim_framework::{JobState, PolicyResult, Time, View, WorkFetcher, WorkRequest, CPU};
@@ -44,8 +47,8 @@ struct QuietScratch {
     hi: Vec<f64>,
     /// The bound simulation.
     bound: RrResult,
-    /// The lanes of `busy_through`.
-    lanes: Vec<f64>,
+    /// The lanes of `busy_through`, the one that ends first on top.
+    lanes: BinaryHeap<Reverse<Key>>,
     /// Per project, its certain misses.
     misses: Vec<u32>,
 }
@@ -309,7 +312,13 @@ fn may_miss(v: &View, lo: &[f64], margin: f64) -> bool {
 /// instance busy through the horizon: the simulation's list scheduling at
 /// the on fraction, which `rr_sim::lower_bound` bounds as it does any (the
 /// same jobs finish no later there), computed directly in a few lanes.
-fn busy_through(v: &View, lo: &[f64], width: f64, horizon: f64, ends: &mut Vec<f64>) -> bool {
+fn busy_through(
+    v: &View,
+    lo: &[f64],
+    width: f64,
+    horizon: f64,
+    ends: &mut BinaryHeap<Reverse<Key>>,
+) -> bool {
     let n = rr_sim::instances(v, CPU);
     let ocf = v.on_fraction();
     // Jobs become active in list order while the active ones hold less
@@ -322,12 +331,10 @@ fn busy_through(v: &View, lo: &[f64], width: f64, horizon: f64, ends: &mut Vec<f
         }
         let d = lo[i] / ocf;
         if ends.len() < lanes {
-            ends.push(d);
-        } else {
-            let k = (0..ends.len())
-                .min_by(|&a, &b| ends[a].total_cmp(&ends[b]))
-                .expect("lanes >= 1");
-            ends[k] += d;
+            ends.push(Reverse(Key(d)));
+        } else if let Some(mut first) = ends.peek_mut() {
+            // The lane that ends first takes the job (a heap: O(log n)).
+            first.0 .0 += d;
         }
     }
     // An instance goes idle when the first lane runs dry, after every job
@@ -336,7 +343,7 @@ fn busy_through(v: &View, lo: &[f64], width: f64, horizon: f64, ends: &mut Vec<f
     let first_idle = if ends.len() < lanes {
         0.0
     } else {
-        ends.iter().copied().fold(f64::INFINITY, f64::min)
+        ends.peek().map_or(f64::INFINITY, |e| e.0 .0)
     };
     n > 0.0 && first_idle >= horizon * (1.0 + 1e-9) + 1e-6
 }

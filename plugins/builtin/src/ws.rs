@@ -7,6 +7,9 @@
 //!   the candidate shows that it meets its deadline, that every job that
 //!   met its deadline still does, and that no job that misses gets later.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use vcsim_blocks::key::Key;
 use vcsim_blocks::server_fill::seconds_to_fill;
 use vcsim_framework::{Candidate, PolicyResult, ReportedJob, ServerRequest, Verdict, WorkSender};
 
@@ -51,16 +54,13 @@ fn edf_finishes(jobs: &mut [EdfJob], slots: usize, finishes: &mut Vec<f64>) {
             .total_cmp(&b.deadline)
             .then(a.is_candidate.cmp(&b.is_candidate))
     });
-    let mut free = vec![0.0f64; slots.max(1)];
+    // The slot that frees first takes the next job (a heap: O(J log n)).
+    let mut free: BinaryHeap<Reverse<Key>> = (0..slots.max(1)).map(|_| Reverse(Key(0.0))).collect();
     finishes.clear();
     for j in jobs.iter() {
-        let (i, _) = free
-            .iter()
-            .enumerate()
-            .min_by(|a, b| a.1.total_cmp(b.1))
-            .expect("at least one slot");
-        free[i] += j.duration;
-        finishes.push(free[i]);
+        let mut first = free.peek_mut().expect("at least one slot");
+        first.0 .0 += j.duration;
+        finishes.push(first.0 .0);
     }
 }
 

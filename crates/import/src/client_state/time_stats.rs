@@ -79,8 +79,8 @@ impl<'a> TimeStats<'a> {
         })
     }
 
-    /// Warnings on what vcsim does not model: random disconnection, a
-    /// separate GPU availability, and their periods.
+    /// Warnings on what vcsim does not model: random disconnection, a GPU
+    /// allowed more than computing is, and the processes' own periods.
     pub fn warnings(&self, src: &Src, warnings: &mut Vec<String>) {
         if let Some(c) = &self.connected_frac {
             if (0.0..1.0).contains(&c.value) {
@@ -110,14 +110,18 @@ impl<'a> TimeStats<'a> {
                 l.line
             ));
         }
-        for l in [&self.connected_lambda, &self.gpu_active_lambda]
-            .into_iter()
-            .flatten()
-        {
+        if let Some(l) = &self.connected_lambda {
             warnings.push(format!(
-                "{}: <{}> {} at line {}: not modelled (see the warning on the matching fraction)",
+                "{}: <connected_lambda> {} at line {}: not modelled (vcsim does not model random disconnection)",
                 src.name(),
-                l.tag,
+                l.value,
+                l.line
+            ));
+        }
+        if let Some(l) = &self.gpu_active_lambda {
+            warnings.push(format!(
+                "{}: <gpu_active_lambda> {} at line {}: not modelled (vcsim's gpu_active_fraction takes its periods from mean_on_seconds)",
+                src.name(),
                 l.value,
                 l.line
             ));
@@ -139,14 +143,19 @@ impl<'a> TimeStats<'a> {
             None => av.put("fraction", Val::F(1.0), "no <on_frac>: always on"),
         };
         let on = self.on_frac.map_or(1.0, |o| o.value);
+        // With the host always on, the period still paces the
+        // computing-allowed processes if their fractions are below 1.
+        let paces = self.active() < 1.0 || self.gpu_active_frac.is_some_and(|g| g.value < 1.0);
+        let unused = if paces {
+            " (the host is always on: the period of computing allowed)"
+        } else {
+            " (unused: always on)"
+        };
         let (mean_on, mean_from) = match (on < 1.0, self.on_lambda) {
             (true, Some(l)) => (l.value, src.at_l(&l)),
             (true, None) => (DEFAULT_LAMBDA_S, "no <on_lambda>: vcsim's default".into()),
-            (false, Some(l)) => (l.value, format!("{} (unused: always on)", src.at_l(&l))),
-            (false, None) => (
-                DEFAULT_LAMBDA_S,
-                "vcsim's default (unused: always on)".into(),
-            ),
+            (false, Some(l)) => (l.value, format!("{}{unused}", src.at_l(&l))),
+            (false, None) => (DEFAULT_LAMBDA_S, format!("vcsim's default{unused}")),
         };
         av.put("mean_on_seconds", Val::F(mean_on), mean_from);
         let act = self.active();

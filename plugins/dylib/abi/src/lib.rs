@@ -5,7 +5,8 @@
 //! other. Everything here is `#[repr(C)]` plain data, borrowed pointers and
 //! `extern "C"` function pointers.
 //!
-//! This is version **2.0**: major [`ABI_VERSION`] 2, minor [`ABI_MINOR`] 0.
+//! This is version **2.1**: major [`ABI_VERSION`] 2, minor [`ABI_MINOR`] 1
+//! (2.1 added [`View::cpu_allowed`] and [`View::gpu_allowed`]).
 //!
 //! # The rules
 //!
@@ -109,7 +110,7 @@ use std::ffi::c_void;
 pub const ABI_VERSION: u32 = 2;
 
 /// The ABI's minor version: bumped when a minor version adds something.
-pub const ABI_MINOR: u32 = 0;
+pub const ABI_MINOR: u32 = 1;
 
 /// The version of the vcsim crates that speak this ABI (one workspace
 /// version: the SDK's, the host's and this crate's).
@@ -540,6 +541,11 @@ pub struct View {
     /// The files on the host, in creation order (ids increase); empty unless
     /// the run's disk manager enforces limits.
     pub files: Array<File>,
+    /// Since 2.1: computing is allowed now (the host is on and the user
+    /// lets BOINC compute: `active_fraction`).
+    pub cpu_allowed: u8,
+    /// Since 2.1: GPU computing is allowed now (`gpu_active_fraction`).
+    pub gpu_allowed: u8,
 }
 
 /// What a completion estimator sees besides the job. Starts with its size;

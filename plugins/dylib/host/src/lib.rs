@@ -643,6 +643,8 @@ impl Snapshot {
             project_rsc: abi::Array::new(&self.project_rsc),
             jobs: abi::Array::new(&self.jobs),
             files: abi::Array::new(&self.files),
+            cpu_allowed: v.cpu_allowed() as u8,
+            gpu_allowed: v.gpu_allowed() as u8,
         })
     }
 }

@@ -205,6 +205,8 @@ mod tests {
             project_rsc: none(),
             jobs: none(),
             files: none(),
+            cpu_allowed: 1,
+            gpu_allowed: 1,
         }
     }
 
@@ -233,5 +235,18 @@ mod tests {
         let later = raw_view(7, 4);
         assert_ne!(a, view(&later).rng("x").gen::<u64>());
         assert!(v.last_rpc().is_none() && v.jobs().is_empty() && v.disk().usage() == 0.0);
+    }
+
+    #[test]
+    fn computing_allowed_comes_from_a_2_1_host_and_falls_back_on_a_2_0_one() {
+        let mut raw = raw_view(7, 3);
+        raw.cpu_allowed = 0;
+        raw.gpu_allowed = 0;
+        assert!(!view(&raw).cpu_allowed() && !view(&raw).gpu_allowed());
+        // A 2.0 host's view ends before the fields: the host's state says.
+        raw.size = std::mem::offset_of!(abi::View, cpu_allowed) as u32;
+        assert!(view(&raw).cpu_allowed() && view(&raw).gpu_allowed());
+        raw.host_on = 0;
+        assert!(!view(&raw).cpu_allowed() && !view(&raw).gpu_allowed());
     }
 }

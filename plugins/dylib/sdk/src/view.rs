@@ -128,6 +128,27 @@ impl<'a> View<'a> {
     pub fn host_on(&self) -> bool {
         self.raw.host_on != 0
     }
+    /// Computing is allowed now (ABI 2.1; a 2.0 host's view says nothing,
+    /// and this is then whether the host is on).
+    pub fn cpu_allowed(&self) -> bool {
+        if self.has(std::mem::offset_of!(abi::View, cpu_allowed)) {
+            self.raw.cpu_allowed != 0
+        } else {
+            self.host_on()
+        }
+    }
+    /// GPU computing is allowed now (ABI 2.1; else as `cpu_allowed`).
+    pub fn gpu_allowed(&self) -> bool {
+        if self.has(std::mem::offset_of!(abi::View, gpu_allowed)) {
+            self.raw.gpu_allowed != 0
+        } else {
+            self.cpu_allowed()
+        }
+    }
+    /// Whether the host's view reaches the byte at `offset`.
+    fn has(&self, offset: usize) -> bool {
+        (self.raw.size as usize) > offset
+    }
     pub fn last_schedule(&self) -> f64 {
         self.raw.last_schedule
     }

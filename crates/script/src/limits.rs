@@ -1,0 +1,478 @@
+//! The limits of one hook call, under every path.
+//!
+//! rhai counts one operation per statement or expression, whatever it
+//! costs, and checks a container's size when a function returns it or a
+//! property is set, not when `m[key] = x` adds a key. Here:
+//!
+//! - an operation that allocates (`pad`, `+`, `+=` and `append` of strings
+//!   and arrays) also counts one operation per [`BYTES_PER_OPERATION`]
+//!   bytes it writes (an array element or map entry counts as 16 bytes),
+//!   charged to the call's budget and checked by the progress callback;
+//! - a variable's map (and `this`) is checked at every [`CHECK_EVERY`]-th
+//!   use of a variable, its entries against the map limit, and every
+//!   [`FULL_CHECK_EVERY`]-th its whole size (nested values too);
+//! - the state `this` is checked in full after every call, so that it
+//!   cannot grow from one call to the next;
+//! - a call that computes for more than [`MAX_CALL_SECONDS`] of wall-clock
+//!   time is stopped: a backstop for the operations whose cost rhai does
+//!   not see (comparing or copying a large array is one operation).
+//!
+//! Every stop is an error at the position rhai is at, so the message names
+//! the line that hit the limit.
+
+use crate::api::{MAX_ARRAY_SIZE, MAX_MAP_SIZE, MAX_OPERATIONS, MAX_STRING_SIZE};
+use rhai::{
+    Array, Dynamic, Engine, EvalAltResult, EvalContext, FnPtr, ImmutableString, Map,
+    NativeCallContext, Position,
+};
+use std::cell::Cell;
+use std::cmp::Ordering;
+use std::time::{Duration, Instant};
+
+/// Bytes an allocating operation may write per operation it is counted.
+pub const BYTES_PER_OPERATION: u64 = 16;
+/// Wall-clock seconds one hook call may compute.
+pub const MAX_CALL_SECONDS: u64 = 5;
+/// Uses of variables between two full size checks of the values used.
+const FULL_CHECK_EVERY: u64 = 1024;
+/// Uses of variables between two checks of the number of entries in the
+/// map used (and `this`).
+const CHECK_EVERY: u64 = 8;
+
+/// Operations a call may still perform once it is over a limit of
+/// operations or time: the next use of a variable fails with an error at
+/// its position (so that the message names the line); a call that uses no
+/// variable, or catches that error, is stopped at the end of this grace.
+const GRACE: u64 = 10_000;
+
+/// rhai's own count of operations stops a call here (a backstop: the budget
+/// stops it first).
+pub(crate) const RHAI_MAX_OPERATIONS: u64 = MAX_OPERATIONS + 2 * GRACE;
+
+/// The token the progress callback stops a call with.
+const STOP: &str = "vcsim:stop";
+
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Budget {
+    /// Operations charged for allocations.
+    charged: u64,
+    /// Uses of variables (for the full size checks).
+    uses: u64,
+    started: Option<Instant>,
+    /// The call went over its operations (false) or its time (true), at
+    /// this count of operations.
+    over: Option<(bool, u64)>,
+}
+
+thread_local! {
+    static BUDGET: Cell<Budget> = Cell::new(Budget::default());
+}
+
+/// The budget of one call: a fresh one from `begin` until the guard is
+/// dropped, then the caller's (a nested call, a CPU script asking a scripted
+/// estimator, has its own).
+pub(crate) struct CallGuard(Budget);
+
+pub(crate) fn begin() -> CallGuard {
+    CallGuard(BUDGET.with(|b| {
+        b.replace(Budget {
+            started: Some(Instant::now()),
+            ..Budget::default()
+        })
+    }))
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        BUDGET.with(|b| b.set(self.0));
+    }
+}
+
+/// Charges an allocation of `bytes` to the call.
+fn charge(bytes: u64) {
+    BUDGET.with(|b| {
+        let mut x = b.get();
+        x.charged = x.charged.saturating_add(bytes / BYTES_PER_OPERATION);
+        b.set(x);
+    });
+}
+
+/// The message of a call stopped by its operations or its time.
+pub(crate) fn stop_message(time: bool) -> String {
+    if time {
+        format!(
+            "stopped after {MAX_CALL_SECONDS} s of computing in one call (the limit of a hook call's wall-clock time; an endless loop?)"
+        )
+    } else {
+        format!(
+            "stopped after {MAX_OPERATIONS} operations in one call (the limit of operations per hook call, where an allocation counts one per {BYTES_PER_OPERATION} bytes; an endless loop?)"
+        )
+    }
+}
+
+/// Whether the call was stopped by its time (for the message of a stop).
+pub(crate) fn stopped_by_time() -> bool {
+    BUDGET.with(|b| b.get().over.is_some_and(|o| o.0))
+}
+
+/// rhai's progress callback: marks the call as over when its operations
+/// and its charged allocations reach [`MAX_OPERATIONS`], or when it has
+/// computed for [`MAX_CALL_SECONDS`]; stops it [`GRACE`] operations later.
+pub(crate) fn progress(ops: u64) -> Option<Dynamic> {
+    BUDGET.with(|cell| {
+        let mut b = cell.get();
+        if let Some((_, at)) = b.over {
+            return (ops > at + GRACE).then(|| STOP.into());
+        }
+        if ops.saturating_add(b.charged) > MAX_OPERATIONS {
+            b.over = Some((false, ops));
+            cell.set(b);
+        } else if ops.is_multiple_of(4096)
+            && b.started
+                .is_some_and(|t| t.elapsed() > Duration::from_secs(MAX_CALL_SECONDS))
+        {
+            b.over = Some((true, ops));
+            cell.set(b);
+        }
+        None
+    })
+}
+
+/// A limit's error: a runtime error, so that rhai keeps its position and
+/// the chain of calls (a stop that cannot be caught follows, see
+/// [`progress`]).
+fn limit(msg: String) -> Box<EvalAltResult> {
+    EvalAltResult::ErrorRuntime(msg.into(), Position::NONE).into()
+}
+
+fn too_large(what: &str) -> Box<EvalAltResult> {
+    limit(too_large_message(what))
+}
+
+/// rhai's "data too large" error, with the limit it broke.
+pub(crate) fn too_large_message(what: &str) -> String {
+    let what = what.to_lowercase();
+    if what.contains("map") {
+        format!(
+            "a map of more than {MAX_MAP_SIZE} entries (the limit per value, nested maps included)"
+        )
+    } else if what.contains("array") {
+        format!("an array of more than {MAX_ARRAY_SIZE} elements (the limit per value, nested arrays included)")
+    } else if what.contains("string") {
+        format!("a string of more than {MAX_STRING_SIZE} bytes (the limit per value, the strings it holds included)")
+    } else {
+        format!("{what} over its limit")
+    }
+}
+
+/// (array elements, map entries, string bytes) of a value, nested values
+/// included (as rhai counts them).
+pub(crate) fn sizes(d: &Dynamic) -> (usize, usize, usize) {
+    fn add(a: (usize, usize, usize), b: (usize, usize, usize)) -> (usize, usize, usize) {
+        (
+            a.0.saturating_add(b.0),
+            a.1.saturating_add(b.1),
+            a.2.saturating_add(b.2),
+        )
+    }
+    if let Some(a) = d.read_lock::<Array>() {
+        return sizes_of_array(&a);
+    }
+    if let Some(m) = d.read_lock::<Map>() {
+        return m
+            .values()
+            .fold((0, m.len(), 0), |acc, x| add(acc, sizes(x)));
+    }
+    if let Some(s) = d.read_lock::<ImmutableString>() {
+        return (0, 0, s.len());
+    }
+    (0, 0, 0)
+}
+
+/// An error if `sizes` are over a limit: the limit's message.
+pub(crate) fn size_error(s: (usize, usize, usize)) -> Option<String> {
+    if s.0 > MAX_ARRAY_SIZE {
+        return Some(too_large_message("array"));
+    }
+    if s.1 > MAX_MAP_SIZE {
+        return Some(too_large_message("map"));
+    }
+    if s.2 > MAX_STRING_SIZE {
+        return Some(too_large_message("string"));
+    }
+    None
+}
+
+fn check_sizes(s: (usize, usize, usize)) -> RResult<()> {
+    match size_error(s) {
+        Some(m) => Err(limit(m)),
+        None => Ok(()),
+    }
+}
+
+fn bytes_of(s: (usize, usize, usize)) -> u64 {
+    (s.0 as u64 + s.1 as u64) * 16 + s.2 as u64
+}
+
+/// rhai's variable callback: checks the maps in the variables (and `this`),
+/// which `m[key] = x` may have grown past the limit; never resolves the
+/// variable itself.
+pub(crate) fn on_var(_name: &str, _index: usize, ctx: EvalContext) -> RResult<Option<Dynamic>> {
+    let b = BUDGET.with(|b| {
+        let mut x = b.get();
+        x.uses += 1;
+        b.set(x);
+        x
+    });
+    if let Some((time, _)) = b.over {
+        return Err(limit(stop_message(time)));
+    }
+    // Between two checks a map grows by at most CHECK_EVERY entries (one
+    // per use of a variable).
+    if !b.uses.is_multiple_of(CHECK_EVERY) {
+        return Ok(None);
+    }
+    let full = b.uses.is_multiple_of(FULL_CHECK_EVERY);
+    let check = |d: &Dynamic| -> RResult<()> {
+        if full {
+            return check_sizes(sizes(d));
+        }
+        if let Some(m) = d.read_lock::<Map>() {
+            if m.len() > MAX_MAP_SIZE {
+                return Err(too_large("Size of object map"));
+            }
+        }
+        Ok(())
+    };
+    // Every variable, not only the one used (a fixed period could always
+    // fall on the same variable of a loop).
+    for (_, _, d) in ctx.scope().iter_raw() {
+        check(d)?;
+    }
+    if let Some(t) = ctx.this_ptr() {
+        check(t)?;
+    }
+    Ok(None)
+}
+
+type RResult<T> = Result<T, Box<EvalAltResult>>;
+
+/// Registers the allocating functions that count their size: they shadow
+/// rhai's own (same behaviour, plus the charge and the size check before
+/// the allocation).
+pub(crate) fn register(e: &mut Engine) {
+    // Strings.
+    e.register_fn(
+        "pad",
+        |s: &mut ImmutableString, len: i64, c: char| -> RResult<()> {
+            let have = s.chars().count();
+            let Ok(len) = usize::try_from(len) else {
+                return Ok(());
+            };
+            if len <= have {
+                return Ok(());
+            }
+            let bytes = s.len() + (len - have) * c.len_utf8();
+            if bytes > MAX_STRING_SIZE {
+                return Err(too_large("Length of string"));
+            }
+            charge(bytes as u64);
+            let p = s.make_mut();
+            p.push_str(&c.to_string().repeat(len - have));
+            Ok(())
+        },
+    );
+    e.register_fn(
+        "pad",
+        |s: &mut ImmutableString, len: i64, padding: &str| -> RResult<()> {
+            let mut have = s.chars().count();
+            let Ok(len) = usize::try_from(len) else {
+                return Ok(());
+            };
+            if len <= have || padding.is_empty() {
+                return Ok(());
+            }
+            let max_char = padding.chars().map(char::len_utf8).max().unwrap_or(1);
+            let bytes = s.len() + (len - have) * max_char;
+            if len > MAX_STRING_SIZE || bytes > 4 * MAX_STRING_SIZE {
+                return Err(too_large("Length of string"));
+            }
+            charge(bytes as u64);
+            let n = padding.chars().count();
+            let p = s.make_mut();
+            while have < len {
+                if have + n <= len {
+                    p.push_str(padding);
+                    have += n;
+                } else {
+                    p.extend(padding.chars().take(len - have));
+                    have = len;
+                }
+            }
+            if p.len() > MAX_STRING_SIZE {
+                return Err(too_large("Length of string"));
+            }
+            Ok(())
+        },
+    );
+    fn concat(a: &str, b: &str) -> RResult<ImmutableString> {
+        let bytes = a.len() + b.len();
+        if bytes > MAX_STRING_SIZE {
+            return Err(too_large("Length of string"));
+        }
+        charge(bytes as u64);
+        let mut s = String::with_capacity(bytes);
+        s.push_str(a);
+        s.push_str(b);
+        Ok(s.into())
+    }
+    e.register_fn("+", |a: ImmutableString, b: ImmutableString| {
+        if b.is_empty() {
+            return Ok(a);
+        }
+        if a.is_empty() {
+            return Ok(b);
+        }
+        concat(&a, &b)
+    });
+    e.register_fn("+", |a: ImmutableString, c: char| {
+        concat(&a, c.encode_utf8(&mut [0; 4]))
+    });
+    e.register_fn("+", |c: char, b: ImmutableString| {
+        concat(c.encode_utf8(&mut [0; 4]), &b)
+    });
+    fn append(s: &mut ImmutableString, b: &str) -> RResult<()> {
+        if b.is_empty() {
+            return Ok(());
+        }
+        let bytes = s.len() + b.len();
+        if bytes > MAX_STRING_SIZE {
+            return Err(too_large("Length of string"));
+        }
+        charge(bytes as u64);
+        s.make_mut().push_str(b);
+        Ok(())
+    }
+    e.register_fn("+=", |s: &mut ImmutableString, b: ImmutableString| {
+        append(s, &b)
+    });
+    e.register_fn("+=", |s: &mut ImmutableString, c: char| {
+        append(s, c.encode_utf8(&mut [0; 4]))
+    });
+    e.register_fn("append", |s: &mut ImmutableString, b: ImmutableString| {
+        append(s, &b)
+    });
+    e.register_fn("append", |s: &mut ImmutableString, c: char| {
+        append(s, c.encode_utf8(&mut [0; 4]))
+    });
+
+    // Arrays.
+    e.register_fn(
+        "pad",
+        |a: &mut Array, len: i64, item: Dynamic| -> RResult<()> {
+            let Ok(len) = usize::try_from(len) else {
+                return Ok(());
+            };
+            if len <= a.len() {
+                return Ok(());
+            }
+            if len > MAX_ARRAY_SIZE {
+                return Err(too_large("Size of array"));
+            }
+            let n = len - a.len();
+            let one = sizes(&item);
+            let have = sizes_of_array(a);
+            let total = (
+                have.0 + n * (1 + one.0),
+                have.1 + n.saturating_mul(one.1),
+                have.2 + n.saturating_mul(one.2),
+            );
+            check_sizes(total)?;
+            charge(bytes_of(total));
+            a.extend(std::iter::repeat_n(item, n));
+            Ok(())
+        },
+    );
+    fn join(a: &mut Array, b: Array) -> RResult<()> {
+        let sa = sizes_of_array(a);
+        let sb = sizes_of_array(&b);
+        let total = (sa.0 + sb.0, sa.1 + sb.1, sa.2 + sb.2);
+        check_sizes(total)?;
+        charge(bytes_of(total));
+        a.extend(b);
+        Ok(())
+    }
+    e.register_fn("+", |mut a: Array, b: Array| -> RResult<Array> {
+        join(&mut a, b)?;
+        Ok(a)
+    });
+    e.register_fn("+=", join);
+    e.register_fn("append", join);
+
+    // `sort` with a comparator: rhai's ignores the comparator's errors (and
+    // values that are not numbers); here they fail the call.
+    e.register_fn(
+        "sort",
+        |ctx: NativeCallContext, a: &mut Array, cmp: FnPtr| -> RResult<()> {
+            if a.len() <= 1 {
+                return Ok(());
+            }
+            let mut err: Option<Box<EvalAltResult>> = None;
+            let sorted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                a.sort_by(|x, y| {
+                    if err.is_some() {
+                        return Ordering::Equal;
+                    }
+                    let v = match cmp.call_raw(&ctx, None, [x.clone(), y.clone()]) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            err = Some(e);
+                            return Ordering::Equal;
+                        }
+                    };
+                    let n = if let Ok(i) = v.as_int() {
+                        Some(i as f64)
+                    } else if let Ok(f) = v.as_float() {
+                        Some(f)
+                    } else if let Ok(b) = v.as_bool() {
+                        Some(if b { -1.0 } else { 1.0 })
+                    } else {
+                        None
+                    };
+                    match n {
+                        Some(n) if !n.is_nan() => n.partial_cmp(&0.0).unwrap_or(Ordering::Equal),
+                        _ => {
+                            err = Some(
+                                format!(
+                                    "the comparator of `sort` must return a number (negative, 0 or positive) or a bool, got {}",
+                                    if n.is_some() { "NaN" } else { v.type_name() }
+                                )
+                                .into(),
+                            );
+                            Ordering::Equal
+                        }
+                    }
+                });
+            }));
+            if let Some(e) = err {
+                return Err(e);
+            }
+            sorted.map_err(|_| {
+                "the comparator of `sort` is not a total order (it contradicts itself)"
+                    .to_string()
+                    .into()
+            })
+        },
+    );
+}
+
+fn sizes_of_array(a: &Array) -> (usize, usize, usize) {
+    a.iter().fold((a.len(), 0, 0), |acc, x| {
+        let s = sizes(x);
+        (
+            acc.0.saturating_add(s.0),
+            acc.1.saturating_add(s.1),
+            acc.2.saturating_add(s.2),
+        )
+    })
+}

@@ -1,0 +1,334 @@
+//! Hostile and extreme input to the command line (issue 19, items 5 and 6):
+//! one case per finding, each asserting the exit status, the message and
+//! that the command ends within a few seconds.
+
+mod common;
+
+use common::{temp_dir, vcsim, Run, Vcsim};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Every case ends within this (a debug build, on a loaded machine).
+const BOUND: Duration = Duration::from_secs(10);
+
+fn timed(cmd: Vcsim) -> Run {
+    let t = Instant::now();
+    let r = cmd.run();
+    let took = t.elapsed();
+    assert!(took < BOUND, "vcsim {:?} took {took:?}", r.args);
+    r
+}
+
+fn s(p: &Path) -> String {
+    p.to_str().expect("a UTF-8 path").to_string()
+}
+
+/// A two-day copy of a repository scenario, with `edit` applied to its text.
+fn short_scenario(dir: &Path, from: &str, edit: impl Fn(String) -> String) -> PathBuf {
+    let text = std::fs::read_to_string(common::root().join(from)).unwrap();
+    let text = text.replacen("duration_days = 30", "duration_days = 2", 1);
+    let p = dir.join("scenario.toml");
+    std::fs::write(&p, edit(text)).unwrap();
+    p
+}
+
+/// A directory with `base.toml` (the base scenario) and `sweep.toml`: two
+/// days, two cells, one policy, `metrics` as given.
+fn sweep_dir(name: &str, metrics: &str, duration_days: u32) -> PathBuf {
+    let dir = temp_dir(name);
+    std::fs::copy(
+        common::root().join("scenarios/paper-base.toml"),
+        dir.join("base.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sweep.toml"),
+        format!(
+            "name = \"hostile\"\nscenario = \"base.toml\"\npolicies = [\"CS2_WF2_WS2_JC2\"]\n\
+             metrics = {metrics}\n[set]\nduration_days = {duration_days}\n\
+             [[axis]]\nparam = \"host.ncpus\"\nvalues = [1, 2]\n"
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+// ---- Threads (item 5) ----
+
+#[test]
+fn threads_that_cannot_start_are_an_error_with_status_2_not_a_panic() {
+    // A stack of a petabyte cannot be mapped: every thread fails to start,
+    // as under `ulimit -u` (which does not bind root).
+    let r = timed(
+        vcsim(&[
+            "compare",
+            "scenarios/outages.toml",
+            "--policy",
+            "CS2_WF2_WS2_JC2",
+            "--policy",
+            "CS1_WF2_WS2_JC2",
+        ])
+        .env("RUST_MIN_STACK", "1000000000000000")
+        .env("RUST_BACKTRACE", "0"),
+    );
+    r.fails_with(2, &["cannot start", "worker thread", "--jobs", "ulimit -u"]);
+    assert!(r.stdout().is_empty(), "{}", r.stdout());
+}
+
+#[test]
+fn a_huge_jobs_is_capped_at_the_number_of_runs() {
+    let dir = temp_dir("hostile-jobs");
+    let scn = short_scenario(&dir, "scenarios/outages.toml", |t| t);
+    // 100,000 threads for 2 runs would take seconds and gigabytes; capped,
+    // 2 threads start and the output is that of one thread.
+    let args = |jobs: &str| {
+        vec![
+            "compare".to_string(),
+            s(&scn),
+            "--policy".into(),
+            "CS2_WF2_WS2_JC2".into(),
+            "--policy".into(),
+            "CS1_WF2_WS2_JC2".into(),
+            "--format".into(),
+            "json".into(),
+            "--jobs".into(),
+            jobs.into(),
+        ]
+    };
+    let huge = timed(vcsim(&args("100000")));
+    let one = timed(vcsim(&args("1")));
+    assert_eq!(huge.succeeds(), one.succeeds());
+    timed(vcsim(&args("0"))).fails_with(2, &["--jobs must be at least 1"]);
+}
+
+// ---- merge (item 6) ----
+
+#[test]
+fn merge_refuses_a_shard_whose_results_are_truncated_or_garbage() {
+    let dir = sweep_dir("hostile-merge", "[\"waste\"]", 1);
+    for k in ["1/2", "2/2"] {
+        let out = format!("part{}", &k[..1]);
+        timed(vcsim(&["sweep", "sweep.toml", "--shard", k, "--out", &out]).cwd(&dir)).succeeds();
+    }
+    timed(vcsim(&["merge", "part1", "part2", "--out", "ok"]).cwd(&dir)).succeeds();
+    let results = dir.join("part2/results.csv");
+    let good = std::fs::read_to_string(&results).unwrap();
+    let header_only = good.lines().next().unwrap().to_string() + "\n";
+    let cut = &good[..good.len() - 10];
+    let edited = good.replacen(",ok,", ",ok,0", 1);
+    for (what, text, needle) in [
+        (
+            "header only",
+            header_only.as_str(),
+            "the file is incomplete",
+        ),
+        ("cut mid-row", cut, "cut short"),
+        ("garbage", "\u{0}\u{1}garbage\n", "results.csv:1"),
+        ("edited", edited.as_str(), "results.csv"),
+    ] {
+        std::fs::write(&results, text).unwrap();
+        let out = format!("merged-{}", what.replace(' ', "-"));
+        let r = timed(vcsim(&["merge", "part1", "part2", "--out", &out]).cwd(&dir));
+        r.fails_with(2, &["part2", needle]);
+        assert!(!r.stderr().contains("runs written"), "{what}");
+        assert!(!dir.join(&out).join("manifest.json").exists(), "{what}");
+    }
+}
+
+// ---- compare with a failing policy (item 6) ----
+
+#[test]
+fn compare_with_one_failing_policy_prints_the_others_and_names_it() {
+    let dir = temp_dir("hostile-compare-fail");
+    let scn = short_scenario(&dir, "scenarios/outages.toml", |t| t);
+    let bad = dir.join("boom.rhai");
+    std::fs::write(
+        &bad,
+        "fn init() { #{} }\nfn schedule(v) { throw \"boom\"; }\n",
+    )
+    .unwrap();
+    let bad_spec = format!("cpu={}", s(&bad));
+    let r = timed(vcsim(&[
+        "compare",
+        &s(&scn),
+        "--policy",
+        "CS2_WF2_WS2_JC2",
+        "--policy",
+        &bad_spec,
+        "--policy",
+        "CS1_WF2_WS2_JC2",
+    ]));
+    r.fails_with(
+        1,
+        &[
+            "policy `cpu=",
+            "boom.rhai",
+            "failed",
+            "boom",
+            "2 of 3 policies ran",
+        ],
+    );
+    let out = r.stdout();
+    assert!(
+        out.contains("CS2_WF2_WS2_JC2") && out.contains("CS1_WF2_WS2_JC2"),
+        "{out}"
+    );
+    assert!(
+        out.contains("idleness") && out.contains("boom.rhai"),
+        "{out}"
+    );
+    // JSON lists the failure too.
+    let r = timed(vcsim(&[
+        "compare",
+        &s(&scn),
+        "--policy",
+        &bad_spec,
+        "--policy",
+        "CS2_WF2_WS2_JC2",
+        "--format",
+        "json",
+    ]));
+    r.fails_with(1, &["boom.rhai", "1 of 2 policies ran"]);
+    assert!(r.stdout().contains("\"failed\""), "{}", r.stdout());
+    // Every policy failing: nothing to show, the failure named.
+    timed(vcsim(&["compare", &s(&scn), "--policy", &bad_spec]))
+        .fails_with(1, &["boom.rhai", "boom"]);
+}
+
+// ---- --watch (item 6) ----
+
+#[test]
+fn watch_errors_go_to_stderr_with_status_2() {
+    // Standard input is closed: the watch ends after the first run.
+    let r = timed(vcsim(&[
+        "compare",
+        "no/such/scenario.toml",
+        "--policy",
+        "CS2_WF2_WS2_JC2",
+        "--watch",
+    ]));
+    r.fails_with(2, &["no/such/scenario.toml", "cannot read"]);
+    assert!(!r.stdout().contains("error"), "{}", r.stdout());
+    // The same with a run limit instead of a closed standard input, and for
+    // a scenario that does not validate.
+    let dir = temp_dir("hostile-watch");
+    let scn = short_scenario(&dir, "scenarios/outages.toml", |t| {
+        t.replacen("ncpus = 2", "ncpus = 0", 1)
+    });
+    let r = timed(
+        vcsim(&[
+            "compare",
+            &s(&scn),
+            "--policy",
+            "CS2_WF2_WS2_JC2",
+            "--watch",
+        ])
+        .env("VCSIM_WATCH_MAX_RUNS", "1"),
+    );
+    r.fails_with(2, &["host.ncpus"]);
+    assert!(!r.stdout().contains("error"), "{}", r.stdout());
+}
+
+// ---- sweep output (item 6) ----
+
+#[test]
+fn an_unwritable_sweep_out_is_refused_before_the_first_run() {
+    // A long sweep: had a run started, the time bound would fail.
+    let dir = sweep_dir("hostile-unwritable", "[\"waste\"]", 3000);
+    std::fs::write(dir.join("a-file"), "").unwrap();
+    for out in ["a-file", "a-file/below"] {
+        let r = timed(vcsim(&["sweep", "sweep.toml", "--out", out]).cwd(&dir));
+        r.fails_with(2, &[out, "cannot write the outputs there"]);
+    }
+}
+
+#[test]
+fn a_reused_sweep_directory_is_cleared_of_vcsims_files_only() {
+    let dir = sweep_dir("hostile-reuse", "[\"waste\"]", 1);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // A stale plot and summary of an earlier sweep, and a file of the user.
+    std::fs::write(out.join("idleness.svg"), "<svg/>").unwrap();
+    std::fs::write(out.join("monotony.svg"), "<svg/>").unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    timed(vcsim(&["sweep", "sweep.toml", "--out", "out"]).cwd(&dir)).succeeds();
+    assert!(!out.join("idleness.svg").exists());
+    assert!(!out.join("monotony.svg").exists());
+    assert!(out.join("waste.svg").exists());
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+// ---- names with control characters (item 6) ----
+
+#[test]
+fn names_are_printed_with_control_characters_escaped() {
+    let dir = temp_dir("hostile-names");
+    let scn = short_scenario(&dir, "scenarios/outages.toml", |t| {
+        t.replacen("name = \"outages\"", "name = \"out\\u001b[2Jages\"", 1)
+            .replacen("name = \"A\"", "name = \"A\\u001b[31m\\r\\u0007\"", 1)
+    });
+    let scn = s(&scn);
+    let runs = [
+        timed(vcsim(&["run", &scn])),
+        timed(vcsim(&["check", &scn])),
+        timed(vcsim(&["compare", &scn, "--policy", "CS2_WF2_WS2_JC2"])),
+    ];
+    for r in &runs {
+        let out = r.succeeds();
+        for text in [&out, &r.stderr()] {
+            assert!(
+                !text.contains(['\u{1b}', '\r', '\u{7}']),
+                "vcsim {:?} printed a raw control character: {text:?}",
+                r.args
+            );
+        }
+        assert!(out.contains("out\\u{1b}[2Jages"), "{out}");
+    }
+    assert!(runs[0].stdout().contains("A\\u{1b}[31m\\r\\u{7}"));
+    // In an error message too: a policy script whose path has one.
+    let bad = dir.join("a\u{1b}[31mb.rhai");
+    std::fs::write(
+        &bad,
+        "fn init() { #{} }\nfn schedule(v) { throw \"boom\"; }\n",
+    )
+    .unwrap();
+    let r = timed(vcsim(&[
+        "run",
+        &scn,
+        "--policy",
+        &format!("cpu={}", s(&bad)),
+    ]));
+    r.fails_with(1, &["a\\u{1b}[31mb.rhai"]);
+    assert!(!r.stderr().contains('\u{1b}'), "{:?}", r.stderr());
+}
+
+// ---- --timeline (item 6) ----
+
+#[test]
+fn an_unknown_timeline_extension_is_an_error_naming_it() {
+    let dir = temp_dir("hostile-timeline");
+    for name in ["x.txt", "x.HTML.bak", "noext"] {
+        let p = dir.join(name);
+        let r = timed(vcsim(&[
+            "run",
+            "scenarios/outages.toml",
+            "--timeline",
+            &s(&p),
+        ]));
+        let want = match p.extension() {
+            Some(e) => format!("`.{}`", e.to_string_lossy()),
+            None => "needs an extension".into(),
+        };
+        r.fails_with(2, &[name, "--timeline", &want, ".html", ".csv"]);
+        assert!(!p.exists(), "{name} was written");
+        assert!(r.stdout().is_empty(), "nothing ran: {}", r.stdout());
+    }
+    // The known ones, whatever their case.
+    let p = dir.join("ok.CSV");
+    let scn = short_scenario(&dir, "scenarios/outages.toml", |t| t);
+    timed(vcsim(&["run", &s(&scn), "--timeline", &s(&p)])).succeeds();
+    assert!(std::fs::read_to_string(&p).unwrap().starts_with("job,"));
+}

@@ -1,0 +1,159 @@
+//! Hostile and extreme scenario values: each either runs to its end in
+//! bounded time or is refused with status 2 and a message naming the key
+//! and the bound. (The bounds are in the book's scenario page.)
+
+mod common;
+
+use common::{temp_dir, vcsim};
+use std::time::{Duration, Instant};
+
+/// A small valid scenario: 2 CPUs, one project, half a day.
+const BASE: &str = r#"name = "hostile"
+duration_days = 0.5
+step_seconds = 60
+[host]
+ncpus = 2
+cpu_flops = 1e9
+connection_interval_days = 0
+[host.availability]
+fraction = 0.8
+mean_on_seconds = 1000
+[[project]]
+name = "A"
+resource_share = 100
+latency_bound_days = 2
+request_delay_seconds = 0
+availability = { fraction = 0.9, mean_up_hours = 24 }
+[[project.app]]
+name = "main"
+flops_estimate = 1.3e13
+flops_mean = 1.3e13
+"#;
+
+/// `vcsim run` of BASE with `from` replaced by `to`: (status, stderr),
+/// which must come within ten seconds.
+fn run_with(name: &str, from: &str, to: &str) -> (i32, String) {
+    assert!(BASE.contains(from), "{from}");
+    let text = BASE.replacen(from, to, 1);
+    let path = temp_dir(&format!("hostile-{name}")).join("s.toml");
+    std::fs::write(&path, text).unwrap();
+    let start = Instant::now();
+    let r = vcsim(&["run", path.to_str().unwrap(), "--format", "json"]).run();
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(10), "{name}: took {took:?}");
+    (r.status(), r.stderr())
+}
+
+fn refused(name: &str, from: &str, to: &str, needles: &[&str]) {
+    let (code, err) = run_with(name, from, to);
+    assert_eq!(code, 2, "{name}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{name}: `{n}` not in: {err}");
+    }
+}
+
+fn runs(name: &str, from: &str, to: &str) {
+    let (code, err) = run_with(name, from, to);
+    assert_eq!(code, 0, "{name}: {err}");
+}
+
+#[test]
+fn huge_intervals_and_delays_run_to_the_end() {
+    runs(
+        "connection-interval",
+        "connection_interval_days = 0",
+        "connection_interval_days = 1e300",
+    );
+    runs(
+        "request-delay",
+        "request_delay_seconds = 0",
+        "request_delay_seconds = 1e300",
+    );
+    runs(
+        "long-on-periods",
+        "mean_on_seconds = 1000",
+        "mean_on_seconds = 1e308",
+    );
+}
+
+#[test]
+fn availability_periods_shorter_than_a_step_are_refused() {
+    refused(
+        "short-on-periods",
+        "mean_on_seconds = 1000",
+        "mean_on_seconds = 1e-300",
+        &["host.availability.mean_on_seconds", "1e-300", "at least 60"],
+    );
+    refused(
+        "short-server-periods",
+        "mean_up_hours = 24",
+        "mean_up_hours = 1e-12",
+        &["project.0.availability.mean_up_hours", "at least 60"],
+    );
+}
+
+#[test]
+fn a_step_longer_than_the_run_is_refused() {
+    refused(
+        "long-step",
+        "step_seconds = 60",
+        "step_seconds = 1e300",
+        &["step_seconds", "longer than the run"],
+    );
+}
+
+#[test]
+fn quantities_beyond_what_the_simulator_represents_are_refused() {
+    refused(
+        "flops-mean",
+        "flops_mean = 1.3e13",
+        "flops_mean = 1e308",
+        &["project.0.app.0.flops_mean", "at most 1e30"],
+    );
+    refused(
+        "cpu-flops",
+        "cpu_flops = 1e9",
+        "cpu_flops = 1e308",
+        &["host.cpu_flops", "at most 1e18"],
+    );
+    refused(
+        "ncpus",
+        "ncpus = 2",
+        "ncpus = 4294967295",
+        &["host.ncpus", "at most 256"],
+    );
+    refused(
+        "share",
+        "resource_share = 100",
+        "resource_share = 1e308",
+        &["project.0.resource_share", "at most 1e12"],
+    );
+}
+
+#[test]
+fn a_deadline_within_one_step_and_a_project_never_up_are_refused() {
+    refused(
+        "short-bound",
+        "latency_bound_days = 2",
+        "latency_bound_days = 0.0001",
+        &["project.0.latency_bound_days", "at least 60"],
+    );
+    refused(
+        "never-up",
+        "availability = { fraction = 0.9, mean_up_hours = 24 }",
+        "availability = { fraction = 0, mean_up_hours = 24 }",
+        &["project.0.availability.fraction", "never up"],
+    );
+}
+
+/// The fastest CPUs and the smallest jobs: every step reports and fetches,
+/// and replies and queues stay bounded.
+#[test]
+fn endless_tiny_jobs_stay_bounded() {
+    runs("fastest-cpus", "cpu_flops = 1e9", "cpu_flops = 1e18");
+    runs(
+        "tiny-jobs",
+        "flops_estimate = 1.3e13\nflops_mean = 1.3e13",
+        "flops_estimate = 1\nflops_mean = 1",
+    );
+}
