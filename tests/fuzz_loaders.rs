@@ -7,7 +7,7 @@
 //! runs thousands. (The BOINC import has its own, in crates/import.)
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use vcsim_framework::{run_spec, PolicySpec, Registry, Scenario, SimOptions};
@@ -169,15 +169,22 @@ fn scenario_case(path: &Path, text: &str, reg: &Registry) -> Result<(), TestCase
     Ok(())
 }
 
+/// A runner with a fixed seed: CI sees the same cases every time (the
+/// ignored long run explores further).
+fn runner(cases: u32) -> TestRunner {
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha))
+}
+
 fn fuzz_scenarios(cases: u32) {
     vcsim_builtin::link();
     let reg = Registry::builtins().unwrap();
     let files = shipped("scenarios");
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = runner(cases);
     let strategy = (0..files.len(), prop::collection::vec(mutation(), 1..4));
     runner
         .run(&strategy, |(f, ms)| {
@@ -189,11 +196,7 @@ fn fuzz_scenarios(cases: u32) {
 
 fn fuzz_sweeps(cases: u32) {
     let files = shipped("scenarios/paper");
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let mut runner = runner(cases);
     let strategy = (0..files.len(), prop::collection::vec(mutation(), 1..4));
     runner
         .run(&strategy, |(f, ms)| {

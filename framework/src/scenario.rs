@@ -457,6 +457,10 @@ impl Scenario {
                 ))
             }
         }
+        // A span of time, so that times built from it stay finite.
+        fn span(key: &str, v: f64, per_day: f64, unit: &str) -> Result<(), (String, String)> {
+            at_most(key, v.abs(), bounds::MAX_SPAN_DAYS * per_day, unit)
+        }
         fn priority(key: &str, v: u8) -> Result<(), (String, String)> {
             if (1..=5).contains(&v) {
                 Ok(())
@@ -521,6 +525,36 @@ impl Scenario {
         non_negative(
             "host.connection_interval_days",
             self.host.connection_interval_days,
+        )?;
+        span(
+            "host.connection_interval_days",
+            self.host.connection_interval_days,
+            1.0,
+            "days",
+        )?;
+        span(
+            "host.availability.mean_on_seconds",
+            self.host.availability.mean_on_seconds,
+            86400.0,
+            "seconds",
+        )?;
+        span(
+            "client.sched_period_minutes",
+            self.client.sched_period_minutes,
+            1440.0,
+            "minutes",
+        )?;
+        span(
+            "client.work_buf_min_days",
+            self.client.work_buf_min_days,
+            1.0,
+            "days",
+        )?;
+        span(
+            "client.work_buf_additional_days",
+            self.client.work_buf_additional_days,
+            1.0,
+            "days",
         )?;
         fraction(
             "host.availability.fraction",
@@ -669,6 +703,19 @@ impl Scenario {
                 "seconds (one step)",
             )?;
             non_negative(&k("request_delay_seconds"), p.request_delay_seconds)?;
+            span(
+                &k("request_delay_seconds"),
+                p.request_delay_seconds,
+                86400.0,
+                "seconds",
+            )?;
+            span(&k("latency_bound_days"), p.latency_bound_days, 1.0, "days")?;
+            span(
+                &k("availability.mean_up_hours"),
+                p.availability.mean_up_hours,
+                24.0,
+                "hours",
+            )?;
             for (j, s) in p.schedulers.iter().enumerate() {
                 fraction(
                     &k(&format!("scheduler.{j}.availability.fraction")),
@@ -678,6 +725,12 @@ impl Scenario {
                 positive(
                     &k(&format!("scheduler.{j}.availability.mean_up_hours")),
                     s.availability.mean_up_hours,
+                )?;
+                span(
+                    &k(&format!("scheduler.{j}.availability.mean_up_hours")),
+                    s.availability.mean_up_hours,
+                    24.0,
+                    "hours",
                 )?;
                 at_least(
                     &k(&format!("scheduler.{j}.availability.mean_up_hours")),
@@ -745,6 +798,10 @@ impl Scenario {
                 }
                 priority(&ka("sticky_priority"), a.sticky_priority)?;
                 positive(&ka("sticky_expiry_days"), a.sticky_expiry_days)?;
+                span(&ka("sticky_expiry_days"), a.sticky_expiry_days, 1.0, "days")?;
+                if let Some(d) = a.latency_bound_days {
+                    span(&ka("latency_bound_days"), d, 1.0, "days")?;
+                }
                 if let Some(d) = a.latency_bound_days {
                     positive(&ka("latency_bound_days"), d)?;
                     at_least(
@@ -768,6 +825,8 @@ impl Scenario {
                 priority(&kf("priority"), f.priority)?;
                 positive(&kf("expiry_days"), f.expiry_days)?;
                 non_negative(&kf("age_days"), f.age_days)?;
+                span(&kf("expiry_days"), f.expiry_days, 1.0, "days")?;
+                span(&kf("age_days"), f.age_days, 1.0, "days")?;
             }
             if p.apps.iter().all(|a| a.weight == 0.0) {
                 return Err((k("app"), "at least one app needs a positive weight".into()));
@@ -789,6 +848,7 @@ impl Scenario {
                 if !job.deadline_days.is_finite() {
                     return Err((kj("deadline_days"), "must be a number".into()));
                 }
+                span(&kj("deadline_days"), job.deadline_days, 1.0, "days")?;
                 if !(0.0..1.0).contains(&job.fraction_done) {
                     return Err((
                         kj("fraction_done"),
@@ -876,6 +936,10 @@ fn num(v: f64) -> String {
 pub mod bounds {
     /// A run of at most 100 years.
     pub const MAX_DAYS: f64 = 36_500.0;
+    /// Any other span of time (a latency bound, a buffer, a delay, a
+    /// period): at most 10 million days, so that times built from it stay
+    /// finite and ordered.
+    pub const MAX_SPAN_DAYS: f64 = 1e7;
     /// At most this many steps in a run.
     pub const MAX_STEPS: f64 = 1e8;
     /// CPUs of a host (a 100-day run of the base scenario at 256 CPUs takes
