@@ -59,20 +59,34 @@ fn runs(name: &str, from: &str, to: &str) {
 
 #[test]
 fn huge_intervals_and_delays_run_to_the_end() {
+    // The longest the bounds allow (10^7 days) ...
     runs(
         "connection-interval",
         "connection_interval_days = 0",
-        "connection_interval_days = 1e300",
+        "connection_interval_days = 1e7",
     );
     runs(
         "request-delay",
         "request_delay_seconds = 0",
-        "request_delay_seconds = 1e300",
+        "request_delay_seconds = 8e11",
     );
     runs(
         "long-on-periods",
         "mean_on_seconds = 1000",
-        "mean_on_seconds = 1e308",
+        "mean_on_seconds = 8e11",
+    );
+    // ... and beyond them, refused with the bound.
+    refused(
+        "connection-interval-beyond",
+        "connection_interval_days = 0",
+        "connection_interval_days = 1e300",
+        &["host.connection_interval_days", "at most 1e7 days"],
+    );
+    refused(
+        "request-delay-beyond",
+        "request_delay_seconds = 0",
+        "request_delay_seconds = 1e300",
+        &["project.0.request_delay_seconds", "at most"],
     );
 }
 
