@@ -333,6 +333,18 @@ fn both_modes(scn: &Scenario, reg: &Registry, spec: &str) -> (String, String) {
     )
 }
 
+/// The repository's files of `dir` with extension `ext`, sorted.
+fn shipped_files(dir: &str, ext: &str) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<std::path::PathBuf> =
+        std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == ext))
+            .collect();
+    files.sort();
+    files
+}
+
 fn shipped(name: &str, days: f64) -> Scenario {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
     let mut s = Scenario::load(&path).expect("a shipped scenario");
@@ -363,13 +375,7 @@ fn the_shipped_scripts_jump_as_they_step() {
          }\n",
     )
     .unwrap();
-    let mut scripts: Vec<std::path::PathBuf> =
-        std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "rhai"))
-            .collect();
-    scripts.sort();
+    let mut scripts = shipped_files("policies", "rhai");
     scripts.push(chatty);
     let scenarios = [
         shipped("scenarios/mix-5-slack-5.toml", 8.0),
@@ -398,13 +404,7 @@ fn the_shipped_scripts_jump_as_they_step() {
 fn every_shipped_scenario_runs_the_same_in_both_modes() {
     vcsim_builtin::link();
     let reg = Registry::builtins().expect("built-ins");
-    let mut names: Vec<std::path::PathBuf> =
-        std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-    names.sort();
+    let names = shipped_files("scenarios", "toml");
     assert!(names.len() >= 10, "the shipped scenarios are found");
     for path in &names {
         let scn = Scenario::load(path).expect("a shipped scenario");

@@ -40,17 +40,24 @@ pub fn avg_proc_rate(v: &View, p: usize) -> f64 {
 /// ETTPRC(P, k): the time until P's runnable CPU jobs fall to k, skipping the
 /// k with the latest deadlines, at P's average processing rate.
 pub fn ettprc(v: &View, p: usize, k: usize) -> PolicyResult<f64> {
-    let mut rem = Vec::with_capacity(v.jobs().len());
-    for j in v.jobs() {
-        rem.push(if counts(j) {
-            v.remaining_seconds(j)?
-        } else {
-            0.0
-        });
-    }
+    let rem = counted_remaining(v)?;
     let mut s = Starvation::default();
     s.compute(v, |i| rem[i]);
     Ok(ettprc_of(v, &s.results, p, k))
+}
+
+/// Each job's remaining time if ETTPRC counts it, else 0 (by view index).
+fn counted_remaining(v: &View) -> PolicyResult<Vec<f64>> {
+    v.jobs()
+        .iter()
+        .map(|j| {
+            if counts(j) {
+                v.remaining_seconds(j)
+            } else {
+                Ok(0.0)
+            }
+        })
+        .collect()
 }
 
 /// The jobs ETTPRC counts: unfinished CPU jobs.
@@ -105,14 +112,7 @@ impl Wf1V4 {
     pub fn compute(v: &View) -> PolicyResult<Vec<(Urgency, f64, f64)>> {
         let low = v.prefs().work_buf_min;
         let high = v.prefs().work_buf_min + v.prefs().work_buf_additional;
-        let mut rem = Vec::with_capacity(v.jobs().len());
-        for j in v.jobs() {
-            rem.push(if counts(j) {
-                v.remaining_seconds(j)?
-            } else {
-                0.0
-            });
-        }
+        let rem = counted_remaining(v)?;
         let mut st = Starvation::default();
         st.compute(v, |i| rem[i]);
         let mut out = Vec::with_capacity(v.projects().len());
