@@ -229,10 +229,10 @@ fn toml(c: &Case) -> String {
 /// disk manager.
 fn combinations() -> Vec<String> {
     let mut all = Vec::new();
-    for cpu in ["cs1", "cs2"] {
-        for fetch in ["wf1", "wf2", "gpu"] {
-            for send in ["ws1", "ws2", "gpu"] {
-                for estimate in ["jc1", "jc2"] {
+    for cpu in ["cs1", "cs2", "cs3"] {
+        for fetch in ["wf1", "wf2", "gpu", "wf3"] {
+            for send in ["ws1", "ws2", "gpu", "ws3"] {
+                for estimate in ["jc1", "jc2", "jc3"] {
                     for disk in ["none", "share"] {
                         all.push(format!(
                             "cpu={cpu},fetch={fetch},send={send},estimate={estimate},disk={disk}"
@@ -315,7 +315,8 @@ fn check(cases: u32, specs_per_case: usize) {
 
 #[test]
 fn jumping_between_events_gives_the_bytes_of_stepping() {
-    check(24, 6);
+    // 288 windows: every combination once.
+    check(36, 8);
 }
 
 #[test]
@@ -411,6 +412,7 @@ fn every_shipped_scenario_runs_the_same_in_both_modes() {
         for spec in [
             "CS2_WF2_WS2_JC2",
             "CS1_WF1_WS1_JC1",
+            "CS3_WF3_WS3_JC3",
             "cpu=cs2,fetch=gpu,send=gpu,estimate=jc2,disk=share",
         ] {
             let (jump, step) = both_modes(&scn, &reg, spec);

@@ -15,6 +15,18 @@ fn run_of_every_scenario() {
     });
 }
 
+/// Today's BOINC client (`CS3_WF3_WS3_JC3`) on every scenario.
+#[test]
+fn run_of_every_scenario_under_todays_client() {
+    insta::glob!("../scenarios", "*.toml", |path| {
+        let p = path.to_str().unwrap();
+        insta::assert_snapshot!(
+            "run_todays_client",
+            vcsim(&["run", p, "--policy", "CS3_WF3_WS3_JC3"]).stdout()
+        );
+    });
+}
+
 /// The paper's combinations: the default and one family changed at a time.
 const PAPER: [&str; 5] = [
     "CS2_WF2_WS2_JC2",

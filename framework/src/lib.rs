@@ -14,6 +14,7 @@ pub mod log;
 pub mod metrics;
 pub mod model;
 pub mod policy;
+pub mod rec;
 pub mod registry;
 pub mod rng;
 pub mod rpc;

@@ -112,6 +112,10 @@ pub struct Client {
     pub disk_max_used_pct: f64,
     #[serde(default = "defaults::one")]
     pub disk_min_free_gb: f64,
+    /// The half-life of recent estimated credit (BOINC's `rec_half_life_days`,
+    /// cc_config.xml), which today's client (`cs3`, `wf3`) ranks projects by.
+    #[serde(default = "defaults::rec_half_life_days")]
+    pub rec_half_life_days: f64,
 }
 
 impl Default for Client {
@@ -125,6 +129,7 @@ impl Default for Client {
             disk_max_used_gb: defaults::disk_max_used_gb(),
             disk_max_used_pct: defaults::disk_max_used_pct(),
             disk_min_free_gb: 1.0,
+            rec_half_life_days: defaults::rec_half_life_days(),
         }
     }
 }
@@ -304,6 +309,9 @@ mod defaults {
     }
     pub fn work_buf_min_days() -> f64 {
         0.1
+    }
+    pub fn rec_half_life_days() -> f64 {
+        10.0
     }
     pub fn work_buf_additional_days() -> f64 {
         0.25
@@ -556,6 +564,12 @@ impl Scenario {
             1.0,
             "days",
         )?;
+        span(
+            "client.rec_half_life_days",
+            self.client.rec_half_life_days,
+            1.0,
+            "days",
+        )?;
         fraction(
             "host.availability.fraction",
             self.host.availability.fraction,
@@ -628,6 +642,7 @@ impl Scenario {
         }
         let c = &self.client;
         positive("client.sched_period_minutes", c.sched_period_minutes)?;
+        positive("client.rec_half_life_days", c.rec_half_life_days)?;
         non_negative("client.work_buf_min_days", c.work_buf_min_days)?;
         non_negative(
             "client.work_buf_additional_days",

@@ -108,3 +108,16 @@ pub fn set_now(st: &mut ClientState, t: Time) {
     st.now = t;
     st.usage_mark = t;
 }
+
+/// Sets project `p`'s recent estimated credit (REC) as of now.
+pub fn set_rec(st: &mut ClientState, p: usize, rec: f64) {
+    st.projects[p].rec = rec;
+}
+
+/// Makes running job `id` compute at rate 0 (its CPUs all held by GPU
+/// jobs): its elapsed time grows, its fraction done does not.
+pub fn stall(st: &mut ClientState, id: u64) {
+    if let Some(j) = st.jobs.iter_mut().find(|j| j.id == id) {
+        j.rate = 0.0;
+    }
+}

@@ -40,6 +40,8 @@ pub(crate) struct Input<'a> {
     pub main: FileText<'a>,
     pub prefs: Option<FileText<'a>>,
     pub override_prefs: Option<FileText<'a>>,
+    /// The client's `cc_config.xml` (with a `client_state.xml` only).
+    pub cc_config: Option<FileText<'a>>,
     pub host: Option<FileText<'a>>,
     /// `app_config.xml` files: the project directory each is for (BOINC's
     /// escaped master URL, see `project_dir`), its path, its text.

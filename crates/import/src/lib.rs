@@ -2,9 +2,9 @@
 //!
 //! Two formats:
 //! - a client's `client_state.xml` (a real client's, or the input of BOINC's
-//!   client emulator with its extra tags), with `global_prefs.xml` and
-//!   `global_prefs_override.xml` beside it, and the projects'
-//!   `projects/<project directory>/app_config.xml`;
+//!   client emulator with its extra tags), with `global_prefs.xml`,
+//!   `global_prefs_override.xml` and `cc_config.xml` beside it, and the
+//!   projects' `projects/<project directory>/app_config.xml`;
 //! - the three inputs of BOINC's 2007 client simulator: `sim_projects.xml`,
 //!   `sim_host.xml`, `sim_prefs.xml`.
 //!
@@ -23,6 +23,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cc_config;
 mod client_state;
 mod duration;
 mod emit;
@@ -86,6 +87,7 @@ pub fn import_path_with(path: &Path, options: &Options) -> Result<Imported, Impo
             main: (main.clone(), Cow::Owned(main_text)),
             prefs: beside("global_prefs.xml", &mut read_warnings)?,
             override_prefs: beside("global_prefs_override.xml", &mut read_warnings)?,
+            cc_config: beside("cc_config.xml", &mut read_warnings)?,
             host: None,
             app_configs: app_configs(&dir, &mut read_warnings)?,
             options: options.clone(),
@@ -94,6 +96,7 @@ pub fn import_path_with(path: &Path, options: &Options) -> Result<Imported, Impo
             main: (main.clone(), Cow::Owned(main_text)),
             prefs: beside("sim_prefs.xml", &mut read_warnings)?,
             override_prefs: None,
+            cc_config: None,
             host: beside("sim_host.xml", &mut read_warnings)?,
             app_configs: Vec::new(),
             options: options.clone(),
@@ -129,6 +132,7 @@ pub fn import_client_state_with<'a>(
         main: borrow(state),
         prefs: prefs.map(borrow),
         override_prefs: override_prefs.map(borrow),
+        cc_config: None,
         host: None,
         app_configs: app_configs
             .iter()
@@ -157,6 +161,7 @@ pub fn import_sim2007<'a>(
         main: borrow(projects),
         prefs: prefs.map(borrow),
         override_prefs: None,
+        cc_config: None,
         host: Some(borrow(host)),
         app_configs: Vec::new(),
         options: Options::default(),
@@ -284,7 +289,7 @@ fn locate(path: &Path) -> Result<(PathBuf, Format, String), ImportError> {
     match root.as_deref() {
         Some("client_state") => Ok((path.to_path_buf(), Format::ClientState, String::new())),
         Some("projects") => Ok((path.to_path_buf(), Format::Sim2007, String::new())),
-        Some("global_preferences") | Some("host") => Err(err(format!(
+        Some("global_preferences") | Some("host") | Some("cc_config") => Err(err(format!(
             "this is a <{}> file; import the client_state.xml or sim_projects.xml it goes with (or their directory)",
             root.unwrap_or_default()
         ))),

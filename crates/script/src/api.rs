@@ -7,6 +7,7 @@ use crate::frame::{with_frame, with_host, with_server, with_view, RResult};
 use rhai::{Array, Dynamic, Engine, ImmutableString, RhaiNativeFunc};
 use std::sync::Arc;
 use vcsim_blocks::capacity::Capacity;
+use vcsim_blocks::list_sim::{ListSim, ProjectOrder};
 use vcsim_blocks::rr_sim::{self, RrResult};
 use vcsim_framework::model::{DeletionPolicy, FileInfo, FileKind, HostInfo};
 use vcsim_framework::{Candidate, Job, JobState, ReportedJob, RpcReply, RscStatus, RunMode, View};
@@ -116,6 +117,34 @@ impl CapacityH {
 #[derive(Clone)]
 pub struct RrH(pub Arc<RrResult>);
 
+/// Today's client's simulation of the view (all resources).
+#[derive(Clone)]
+pub struct ListSimH(pub Arc<ListSim>);
+
+impl ListSimH {
+    fn nrsc(&self) -> usize {
+        self.0.shortfall.len()
+    }
+    fn rsc(&self, r: i64) -> Result<usize, String> {
+        let n = self.nrsc();
+        if r >= 0 && (r as usize) < n {
+            Ok(r as usize)
+        } else {
+            Err(format!(
+                "resource {r} does not exist (the host has {n} resources: 0 is the CPU)"
+            ))
+        }
+    }
+    fn project(&self, p: i64) -> Result<usize, String> {
+        let n = self.0.n_runnable.len();
+        if p >= 0 && (p as usize) < n {
+            Ok(p as usize)
+        } else {
+            Err(format!("project {p} does not exist ({n} projects)"))
+        }
+    }
+}
+
 /// The server's view of a scheduler request (inside `consider`).
 #[derive(Clone, Copy)]
 pub struct ServerH;
@@ -169,6 +198,7 @@ fn var_of(section: &str) -> String {
         "Sent" => "sent".into(),
         "Candidate" => "cand".into(),
         "RrSim" => "rr".into(),
+        "ListSim" => "sim".into(),
         "Capacity" => "cap".into(),
         "WorkRequest" => "wr".into(),
         s => s.to_ascii_lowercase(),
@@ -388,6 +418,7 @@ pub fn register(engine: &mut Engine) -> Vec<DocEntry> {
     engine.register_type_with_name::<RequestH>("WorkRequest");
     engine.register_type_with_name::<CapacityH>("Capacity");
     engine.register_type_with_name::<RrH>("RrSim");
+    engine.register_type_with_name::<ListSimH>("ListSim");
     engine.register_type_with_name::<ServerH>("Request");
     engine.register_type_with_name::<SentH>("Sent");
     engine.register_type_with_name::<CandH>("Candidate");
@@ -404,6 +435,7 @@ pub fn register(engine: &mut Engine) -> Vec<DocEntry> {
     host_api(&mut api);
     decision_api(&mut api);
     helper_api(&mut api);
+    list_sim_api(&mut api);
     server_api(&mut api);
     disk_api(&mut api);
     api.docs
@@ -650,6 +682,22 @@ fn view_api(api: &mut Api) {
     );
     api.func(
         S,
+        "list_sim",
+        "",
+        "ListSim",
+        "Today's client's simulation of every resource (list scheduling, GPUs first, the projects in the order the client is built with: the one CS3 and WF3 use). Made once per hook call: later calls in the same call return the same result.",
+        |_: &mut ViewH| list_sim(),
+    );
+    api.func(
+        S,
+        "rec",
+        "p",
+        "float",
+        "Project p's recent estimated credit (today's client's REC), credits per day, at the view's time.",
+        |_: &mut ViewH, p: i64| with_view(|v| Ok(v.rec(proj_index(v, p)?))),
+    );
+    api.func(
+        S,
         "capacity",
         "",
         "Capacity",
@@ -747,6 +795,13 @@ fn project_api(api: &mut Api) {
         "float",
         "Exponentially averaged CPU seconds (BOINC's `exp_avg_cpu`).",
         |v, p| v.exp_avg_cpu(p),
+    );
+    pget(
+        api,
+        "rec",
+        "float",
+        "Its recent estimated credit (today's client's REC), credits per day, at the view's time (as `v.rec(p)`).",
+        |v, p| v.rec(p),
     );
     pget(
         api,
@@ -1101,6 +1156,12 @@ fn host_api(api: &mut Api) {
         "The simulator's step (decisions fall on step boundaries), seconds.",
         |p| p.step,
     );
+    pref(
+        api,
+        "rec_half_life",
+        "The half-life of recent estimated credit (REC), seconds (the scenario's `client.rec_half_life_days`).",
+        |p| p.rec_half_life,
+    );
 }
 
 fn decision_api(api: &mut Api) {
@@ -1206,6 +1267,21 @@ fn decision_api(api: &mut Api) {
         w.0.rsc[r as usize].req_ninstances = inst;
         Ok(w)
     });
+    api.func(W, "with_rsc", "r, seconds, instances, estimated_delay", "WorkRequest", "The same, also telling the server how long new jobs of resource r would wait before they start (today's client's `estimated_delay`, seconds: 0 or more; 0 when not told).", |w: &mut RequestH, r: i64, secs: f64, inst: f64, delay: f64| -> RResult<RequestH> {
+        let mut w = w.clone();
+        let n = w.0.rsc.len();
+        if r < 0 || r as usize >= n {
+            return Err(format!("resource {r} does not exist ({n} resources)").into());
+        }
+        if !delay.is_finite() || delay < 0.0 {
+            return Err(format!("estimated_delay {delay} of resource {r}: must be finite and not negative").into());
+        }
+        let x = &mut w.0.rsc[r as usize];
+        x.req_seconds = secs;
+        x.req_ninstances = inst;
+        x.estimated_delay = delay;
+        Ok(w)
+    });
     api.get(
         W,
         "project",
@@ -1269,6 +1345,20 @@ fn decision_api(api: &mut Api) {
                 w.0.rsc
                     .get(r.max(0) as usize)
                     .map_or(0.0, |x| x.req_ninstances),
+            )
+        },
+    );
+    api.func(
+        W,
+        "rsc_estimated_delay",
+        "r",
+        "float",
+        "How long the client says new jobs of resource r would wait before they start (`estimated_delay`), seconds; 0 when not told.",
+        |w: &mut RequestH, r: i64| {
+            Ok::<_, Box<rhai::EvalAltResult>>(
+                w.0.rsc
+                    .get(r.max(0) as usize)
+                    .map_or(0.0, |x| x.estimated_delay),
             )
         },
     );
@@ -1525,6 +1615,99 @@ fn helper_api(api: &mut Api) {
     );
 }
 
+fn list_sim_api(api: &mut Api) {
+    const L: &str = "ListSim";
+    fn per_rsc(
+        api: &mut Api,
+        name: &'static str,
+        doc: &'static str,
+        g: fn(&ListSim, usize) -> f64,
+    ) {
+        api.func(
+            L,
+            name,
+            "r",
+            "float",
+            doc,
+            move |s: &mut ListSimH, r: i64| {
+                let r = s.rsc(r)?;
+                Ok::<_, Box<rhai::EvalAltResult>>(g(&s.0, r))
+            },
+        );
+    }
+    per_rsc(
+        api,
+        "shortfall",
+        "Idle instance-seconds of resource r within the buffer (now to now + the whole buffer).",
+        |s, r| s.shortfall[r],
+    );
+    per_rsc(
+        api,
+        "saturated_time",
+        "Seconds from now to the end of the last interval in which every instance of resource r is busy (0 if never).",
+        |s, r| s.saturated_time[r],
+    );
+    per_rsc(
+        api,
+        "nidle_now",
+        "Instances of resource r no simulated job holds now.",
+        |s, r| s.nidle_now[r],
+    );
+    per_rsc(
+        api,
+        "busy_time",
+        "The least busy instance of resource r's busy time with jobs that miss their deadlines, seconds (what today's client sends as a request's `estimated_delay`).",
+        |s, r| s.busy_time[r],
+    );
+    api.func(
+        L,
+        "deadlines_missed",
+        "p, r",
+        "int",
+        "Jobs of project p on resource r the simulation finishes after their deadlines.",
+        |s: &mut ListSimH, p: i64, r: i64| -> RResult<i64> {
+            let (p, r) = (s.project(p)?, s.rsc(r)?);
+            Ok(s.0.deadlines_missed(p, r) as i64)
+        },
+    );
+    api.func(
+        L,
+        "missed",
+        "job",
+        "bool",
+        "The simulation finishes the job after its deadline.",
+        |s: &mut ListSimH, j: JobH| -> RResult<bool> {
+            with_view(|v| {
+                let _ = j.resolve(v)?;
+                Ok(v.jobs()
+                    .iter()
+                    .position(|x| x.id == j.id)
+                    .and_then(|i| s.0.misses.get(i).copied())
+                    .unwrap_or(false))
+            })
+        },
+    );
+}
+
+/// The call's simulation of today's client (`v.list_sim()`), made once.
+fn list_sim() -> RResult<ListSimH> {
+    if let Some(s) = with_frame(|fr| fr.and_then(|fr| fr.list_sim.borrow().clone())) {
+        return Ok(ListSimH(s));
+    }
+    let sim = with_view(|v| {
+        let mut sim = ListSim::default();
+        sim.simulate(v, ProjectOrder::AsBuilt)
+            .map_err(estimator_error)?;
+        Ok(Arc::new(sim))
+    })?;
+    with_frame(|fr| {
+        if let Some(fr) = fr {
+            *fr.list_sim.borrow_mut() = Some(sim.clone());
+        }
+    });
+    Ok(ListSimH(sim))
+}
+
 fn server_api(api: &mut Api) {
     const S: &str = "Request";
     api.get(
@@ -1576,6 +1759,28 @@ fn server_api(api: &mut Api) {
         "float",
         "The client's work buffer minimum, seconds.",
         |_: &mut ServerH| with_server(|s, _| Ok(s.work_buf_min)),
+    );
+    api.get(
+        S,
+        "on_fraction",
+        "float",
+        "The fraction of time the client expects the host to compute (1 unless it learns availability).",
+        |_: &mut ServerH| with_server(|s, _| Ok(s.on_fraction)),
+    );
+    api.func(
+        S,
+        "estimated_delay",
+        "r",
+        "float",
+        "How long the client says new jobs of resource r would wait before they start, seconds (`req.request.rsc_estimated_delay(r)`); 0 when not told.",
+        |_: &mut ServerH, r: i64| {
+            with_server(|s, _| {
+                Ok(s.request
+                    .rsc
+                    .get(r.max(0) as usize)
+                    .map_or(0.0, |x| x.estimated_delay))
+            })
+        },
     );
     api.get(
         S,

@@ -7,6 +7,8 @@
 use rhai::EvalAltResult;
 use scoped_tls_hkt::scoped_thread_local;
 use std::cell::RefCell;
+use std::sync::Arc;
+use vcsim_blocks::list_sim::ListSim;
 use vcsim_framework::model::HostInfo;
 use vcsim_framework::rng::SimRng;
 use vcsim_framework::{Candidate, ServerRequest, View};
@@ -28,6 +30,9 @@ pub(crate) struct Frame<'a> {
     /// Lines the policy wrote to standard error (where there is no view,
     /// hence no run log) in this run.
     pub stderr_lines: &'a std::cell::Cell<u64>,
+    /// Today's client's simulation of the view (`v.list_sim()`), made at
+    /// the call's first ask and shared by the rest of the call.
+    pub list_sim: &'a RefCell<Option<Arc<ListSim>>>,
 }
 
 scoped_thread_local!(static FRAME: for<'a> Frame<'a>);

@@ -471,6 +471,7 @@ impl Hooked {
         let rng: RefCell<Option<SimRng>> = RefCell::new(None);
         let stream_name = format!("script:{}:{hook}", self.family);
         let cause = RefCell::new(None);
+        let list_sim = RefCell::new(None);
         let frame = Frame {
             script: path,
             view,
@@ -480,6 +481,7 @@ impl Hooked {
             stream: seed.map(|s| (s, stream_name.as_str(), index)),
             cause: &cause,
             stderr_lines: &self.stderr_lines,
+            list_sim: &list_sim,
         };
         let mut caches = self.caches.borrow_mut();
         let r = ENGINE.with(|engine| {

@@ -68,6 +68,8 @@ pub struct Prefs {
     pub work_buf_additional: f64,
     pub learn_availability: bool,
     pub step: f64,
+    /// The half-life of recent estimated credit (REC), in seconds.
+    pub rec_half_life: f64,
 }
 
 impl Prefs {

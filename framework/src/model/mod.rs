@@ -129,6 +129,8 @@ impl ClientState {
                     running_instances: vec![0.0; nrsc],
                     exp_avg_cpu: 0.0,
                     exp_mark: 0.0,
+                    rec: 0.0,
+                    rec_mark: vec![0.0; nrsc],
                     stats: ProjectStats {
                         busy_seconds: vec![0.0; nrsc],
                         ..Default::default()
@@ -150,6 +152,7 @@ impl ClientState {
                 work_buf_additional: s.client.work_buf_additional_days * 86400.0,
                 learn_availability: s.client.learn_availability,
                 step: s.step_seconds,
+                rec_half_life: s.client.rec_half_life_days * 86400.0,
             },
             projects,
             jobs: Vec::new(),
@@ -237,6 +240,20 @@ impl ClientState {
         }
         let dt = t - self.usage_mark;
         crate::rpc::decay_exp_avg(pr.exp_avg_cpu, dt, pr.usage_rate[CPU] * dt)
+    }
+
+    /// `p`'s recent estimated credit at `t` (not before the last event):
+    /// folded from the last event with the usage rates of now.
+    pub fn rec_at(&self, p: usize, t: Time) -> f64 {
+        let pr = &self.projects[p];
+        if t <= self.usage_mark {
+            return pr.rec;
+        }
+        let dt = t - self.usage_mark;
+        let credit = crate::rec::credit(
+            (pr.usage_rate.iter().enumerate()).map(|(r, x)| (x * dt, self.host.instance_flops(r))),
+        );
+        crate::rec::fold(pr.rec, dt, credit, self.prefs.rec_half_life)
     }
 
     pub fn total_share(&self) -> f64 {

@@ -85,6 +85,11 @@ pub struct ProjectState {
     /// as of `usage_mark`; `View::exp_avg_cpu` projects it to the view's time.
     pub(crate) exp_avg_cpu: f64,
     pub(crate) exp_mark: f64,
+    /// Recent estimated credit (today's client's REC), in credits per day,
+    /// as of `usage_mark`; `View::rec` projects it to the view's time.
+    pub(crate) rec: f64,
+    /// `usage` when REC was last folded.
+    pub(crate) rec_mark: Vec<f64>,
     pub stats: ProjectStats,
     pub has_rsc_apps: Vec<bool>,
     /// The server gives the three-state answer per resource.

@@ -122,6 +122,27 @@ impl Admission {
         }
     }
 
+    /// Whether `j` stays within its app's and its project's max_concurrent
+    /// given the jobs counted so far (instances not considered).
+    pub fn caps_admit(&self, j: &Job) -> bool {
+        if self.project_cap.is_empty() {
+            return true;
+        }
+        let cap = |n: u32, c: u32| c > 0 && n >= c;
+        let a = self.app_at[j.project] + j.app;
+        !cap(self.app_jobs[a], self.app_cap[a])
+            && !cap(self.project_jobs[j.project], self.project_cap[j.project])
+    }
+
+    /// Counts `j` against its caps only (a list of candidates that may hold
+    /// more jobs than the host runs).
+    pub fn count_caps(&mut self, j: &Job) {
+        if !self.project_cap.is_empty() {
+            self.project_jobs[j.project] += 1;
+            self.app_jobs[self.app_at[j.project] + j.app] += 1;
+        }
+    }
+
     /// Undoes [`Admission::take`].
     pub fn give(&mut self, j: &Job) {
         self.cpu_used -= j.cpus;

@@ -34,6 +34,11 @@ pub struct RscRequest {
     pub req_seconds: f64,
     /// Send enough jobs to occupy this many instances.
     pub req_ninstances: f64,
+    /// The client's estimate of how long new jobs of this resource would
+    /// wait before they start (today's client's `estimated_delay`: the busy
+    /// time of jobs its simulation sees missing their deadlines), seconds;
+    /// 0 when not told.
+    pub estimated_delay: f64,
 }
 
 /// A scheduler request's work part.
@@ -148,6 +153,9 @@ pub struct ServerRequest<'a> {
     /// The client's duration correction factor for this project.
     pub dcf: f64,
     pub work_buf_min: f64,
+    /// The fraction of time the client expects the host to compute (its
+    /// `time_stats`: 1 unless it learns availability).
+    pub on_fraction: f64,
     /// Every job on the host, of every project.
     pub workload: &'a [ReportedJob],
     /// Free disk space: free; free if offenders' files were deleted; free if

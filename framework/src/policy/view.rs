@@ -234,6 +234,12 @@ impl<'a> View<'a> {
     pub fn exp_avg_cpu(&self, p: usize) -> f64 {
         self.st.exp_avg_cpu_at(p, self.at)
     }
+    /// `p`'s recent estimated credit (today's client's REC), in credits per
+    /// day: an exponential average, with the scenario's half-life, of the
+    /// peak FLOPs its jobs computed with.
+    pub fn rec(&self, p: usize) -> f64 {
+        self.st.rec_at(p, self.at)
+    }
     /// Computing is allowed now (the host is on and the user lets BOINC compute).
     pub fn cpu_allowed(&self) -> bool {
         self.st.cpu_allowed

@@ -138,11 +138,11 @@ impl Simulation {
         if bad(r.work_req_seconds)
             || r.rsc
                 .iter()
-                .any(|x| bad(x.req_seconds) || bad(x.req_ninstances))
+                .any(|x| bad(x.req_seconds) || bad(x.req_ninstances) || bad(x.estimated_delay))
         {
             return Err(self.invalid(
                 Family::Fetch,
-                "a requested amount is negative or not a number".into(),
+                "a requested amount or estimated delay is negative or not a number".into(),
             ));
         }
         Ok(())

@@ -203,6 +203,14 @@ impl Simulation {
                     s.steps_since_ran += nsteps;
                 }
             }
+            // Today's client's recent estimated credit: it decays on and off.
+            let host = &self.st.host;
+            let credit = crate::rec::credit(
+                (pr.usage.iter().zip(&pr.rec_mark).enumerate())
+                    .map(|(r, (u, m))| (u - m, host.instance_flops(r))),
+            );
+            pr.rec = crate::rec::fold(pr.rec, span, credit, self.st.prefs.rec_half_life);
+            pr.rec_mark.copy_from_slice(&pr.usage);
             if self.st.host_on {
                 // The RPC document's exponentially averaged CPU time.
                 let d = pr.usage[CPU] - pr.exp_mark;

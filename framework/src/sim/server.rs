@@ -145,7 +145,7 @@ impl Simulation {
             return Ok(0);
         }
         let workload = self.workload()?;
-        let (dcf, free) = {
+        let (dcf, free, on_fraction) = {
             let v = super::live_view!(self);
             let dcf = v
                 .correction(p)
@@ -155,7 +155,7 @@ impl Simulation {
                 .disk
                 .free_space(&v, p)
                 .map_err(|e| self.policy_err(Family::Disk, e))?;
-            (dcf, free)
+            (dcf, free, v.on_fraction())
         };
         if let Some(x) = free.iter().find(|x| x.is_nan() || **x < 0.0) {
             return Err(self.invalid(
@@ -174,6 +174,7 @@ impl Simulation {
             request: req,
             dcf,
             work_buf_min: self.st.prefs.work_buf_min,
+            on_fraction,
             workload: &workload,
             free_bytes: free,
         };

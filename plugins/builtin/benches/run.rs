@@ -44,7 +44,7 @@ fn bench(c: &mut Criterion) {
     let mix80 = mix(80);
     let mut g = c.benchmark_group("100-day run");
     g.sample_size(20);
-    for spec in ["CS2_WF2_WS2_JC2", "CS1_WF1_WS1_JC1"] {
+    for spec in ["CS2_WF2_WS2_JC2", "CS1_WF1_WS1_JC1", "CS3_WF3_WS3_JC3"] {
         let s = PolicySpec::parse(spec).expect("spec");
         g.bench_function(format!("paper-base {spec}"), |b| {
             b.iter(|| run_spec(&base, &reg, &s, SimOptions::default()).expect("runs"))

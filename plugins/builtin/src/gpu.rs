@@ -256,6 +256,7 @@ impl GpuFetch {
                         // A capped project is asked for no idle instances
                         // (BOINC's current client does so).
                         req_ninstances: if capped { 0.0 } else { wf[r].nidle },
+                        estimated_delay: 0.0,
                     }
                 }
             })

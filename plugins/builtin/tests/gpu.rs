@@ -154,6 +154,7 @@ fn resource_back_off_doubles_to_a_day_and_clears_when_a_job_comes() {
             RscRequest {
                 req_seconds: 10.0,
                 req_ninstances: 1.0,
+                estimated_delay: 0.0,
             },
         ],
     };
@@ -202,6 +203,7 @@ fn the_three_state_answer_keeps_or_drops_the_debt_flag() {
             RscRequest {
                 req_seconds: 10.0,
                 req_ninstances: 0.0,
+                estimated_delay: 0.0,
             },
             RscRequest::default(),
         ],
@@ -231,6 +233,7 @@ fn the_server_sends_only_what_each_resource_asks_for() {
             RscRequest {
                 req_seconds: 7200.0,
                 req_ninstances: 0.0,
+                estimated_delay: 0.0,
             },
             RscRequest::default(),
         ],
@@ -244,6 +247,7 @@ fn the_server_sends_only_what_each_resource_asks_for() {
         request: &cpu_only,
         dcf: 1.0,
         work_buf_min: 0.0,
+        on_fraction: 1.0,
         workload: &workload,
         free_bytes: [1e12; 3],
     };
@@ -285,10 +289,12 @@ fn the_server_sends_only_what_each_resource_asks_for() {
             RscRequest {
                 req_seconds: 3600.0,
                 req_ninstances: 0.0,
+                estimated_delay: 0.0,
             },
             RscRequest {
                 req_seconds: 0.0,
                 req_ninstances: 1.0,
+                estimated_delay: 0.0,
             },
         ],
     };

@@ -169,6 +169,7 @@ fn ws2_on(workload_deadline: f64, cand_seconds: f64, cand_deadline: f64) -> bool
         request: &request,
         dcf: 1.0,
         work_buf_min: 0.0,
+        on_fraction: 1.0,
         workload: &workload,
         free_bytes: [1e12; 3],
     };

@@ -1,5 +1,6 @@
 //! A client's `client_state.xml` (a real client's, or the BOINC client
-//! emulator's input with its extra tags) with its preferences.
+//! emulator's input with its extra tags) with its preferences and its
+//! `cc_config.xml`.
 //!
 //! One module per job: `host`, `time_stats`, `project`, `app` and `work` read
 //! one kind of element each into a plain struct; `state` sorts the top level
@@ -15,6 +16,7 @@ mod state;
 mod time_stats;
 mod work;
 
+use crate::cc_config;
 use crate::emit::num;
 use crate::error::ImportError;
 use crate::input::Input;
@@ -160,7 +162,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
     } else {
         format!("not in {}", pref_names.join(" or "))
     };
-    let client = prefs::section(
+    let mut client = prefs::section(
         &pr,
         hi.ncpus.value,
         (
@@ -170,8 +172,18 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
         &silent,
     );
 
+    // ---- cc_config.xml ----
+    let mut cc_name = None;
+    if let Some((path, text)) = &inp.cc_config {
+        let cs = Src::parse(path, text)?;
+        let cfg = cc_config::read(&cs, &mut un)?;
+        cc_config::put(&cfg, &mut client);
+        cc_name = Some(cs.name());
+    }
+
     let mut inputs = vec![src.name()];
     inputs.extend(pref_names);
+    inputs.extend(cc_name);
     inputs.extend(
         cfg_srcs
             .iter()

@@ -5,8 +5,12 @@
 //! other. Everything here is `#[repr(C)]` plain data, borrowed pointers and
 //! `extern "C"` function pointers.
 //!
-//! This is version **2.1**: major [`ABI_VERSION`] 2, minor [`ABI_MINOR`] 1
-//! (2.1 added [`View::cpu_allowed`] and [`View::gpu_allowed`]).
+//! This is version **2.2**: major [`ABI_VERSION`] 2, minor [`ABI_MINOR`] 2.
+//! 2.1 added [`View::cpu_allowed`] and [`View::gpu_allowed`]; 2.2 added
+//! what today's client's policies read: [`Project::rec`],
+//! [`View::rec_half_life`], [`RscRequest::estimated_delay`] (both ways),
+//! [`ServerRequest::on_fraction`], and today's client's simulation through
+//! the host callback [`View::list_sim`] (see "Host callbacks").
 //!
 //! # The rules
 //!
@@ -96,6 +100,20 @@
 //! the [`Export`]'s or a table's head. A new major version has new symbol
 //! names, so an old plugin is refused with a message rather than misread.
 //!
+//! # Host callbacks
+//!
+//! Since 2.2 a [`View`] may carry functions of the host ([`View::list_sim`])
+//! with the opaque [`View::host_ctx`] to pass them, so that what is costly
+//! to compute is computed only when a plugin asks. A callback is null
+//! (`None`) when the host does not offer it; the plugin may call it only
+//! during the call that received the view, from that call's thread, and
+//! any number of times (the host computes once per call). What it returns
+//! is a host struct borrowed like the view (rule 5): valid until the call
+//! returns, starting with its `size` and `minor`, and it may grow at the
+//! end in a later minor like any view. On failure it returns null and
+//! writes the message into the plugin's [`ErrBuf`] (at most `cap` bytes).
+//! A callback never unwinds into the plugin.
+//!
 //! This crate has no unsafe code: it only defines the types. The host
 //! (`vcsim-dylib-host`) and the SDK (`vcsim-dylib-sdk`, in its `Strided`
 //! arrays and the shims its export macros generate) are the only places
@@ -110,7 +128,7 @@ use std::ffi::c_void;
 pub const ABI_VERSION: u32 = 2;
 
 /// The ABI's minor version: bumped when a minor version adds something.
-pub const ABI_MINOR: u32 = 1;
+pub const ABI_MINOR: u32 = 2;
 
 /// The version of the vcsim crates that speak this ABI (one workspace
 /// version: the SDK's, the host's and this crate's).
@@ -368,6 +386,9 @@ pub struct Project {
     pub has_runnable: u8,
     /// `DELETE_*`: the order in which its files are deleted.
     pub deletion_policy: u8,
+    /// Since 2.2: its recent estimated credit (today's client's REC), in
+    /// credits per day, at the view's time.
+    pub rec: f64,
 }
 
 /// One app of a project (an array element: may grow).
@@ -546,7 +567,56 @@ pub struct View {
     pub cpu_allowed: u8,
     /// Since 2.1: GPU computing is allowed now (`gpu_active_fraction`).
     pub gpu_allowed: u8,
+    /// Since 2.2: the half-life of recent estimated credit (REC), seconds
+    /// ([`Prefs`] is frozen, so it is here).
+    pub rec_half_life: f64,
+    /// Since 2.2: the host's context, to pass to its callbacks (opaque).
+    pub host_ctx: *const c_void,
+    /// Since 2.2: today's client's simulation of the view (null if the
+    /// host does not offer it). See "Host callbacks".
+    pub list_sim: Option<ListSimFn>,
 }
+
+/// Since 2.2: what today's client's simulation (BOINC's `RR_SIM`: list
+/// scheduling, GPUs first, the projects in the order the client is built
+/// with) says of one resource (an array element: may grow).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ListSimRsc {
+    /// Idle instance-seconds within the buffer (now to now + the whole
+    /// buffer, today's client's minimum of 180 s included).
+    pub shortfall: f64,
+    /// Seconds from now to the end of the last interval in which every
+    /// instance is busy (0 if never).
+    pub saturated_time: f64,
+    /// Instances no simulated job holds now.
+    pub nidle_now: f64,
+    /// The least busy instance's busy time with jobs that miss their
+    /// deadlines, seconds (what today's client sends as
+    /// [`RscRequest::estimated_delay`]).
+    pub busy_time: f64,
+}
+
+/// Since 2.2: today's client's simulation of a view, as the host's
+/// [`View::list_sim`] returns it. Starts with its size; may grow at the end
+/// in a minor version. Borrowed until the call that received the view
+/// returns.
+#[repr(C)]
+pub struct ListSim {
+    pub size: u32,
+    pub minor: u32,
+    /// `host.nrsc` entries.
+    pub rsc: Array<ListSimRsc>,
+    /// `projects.len * host.nrsc` entries, project-major: the project's
+    /// jobs on the resource that the simulation finishes after their
+    /// deadlines.
+    pub deadlines_missed: Array<u32>,
+}
+
+/// Since 2.2: the host's [`View::list_sim`]: called with the view's
+/// [`View::host_ctx`]; returns the simulation, or null with a message in
+/// `err` (the host's estimator failed).
+pub type ListSimFn = unsafe extern "C" fn(ctx: *const c_void, err: &mut ErrBuf) -> *const ListSim;
 
 /// What a completion estimator sees besides the job. Starts with its size;
 /// may grow at the end in a minor version.
@@ -582,6 +652,11 @@ pub struct DiskPlanOut {
 pub struct RscRequest {
     pub req_seconds: f64,
     pub req_ninstances: f64,
+    /// Since 2.2: how long new jobs of this resource would wait before they
+    /// start (today's client's `estimated_delay`), seconds; 0 when not told.
+    /// The host passes it in requests; a fetcher may set it (the host's
+    /// buffer holds 0 before the call, so a 2.1 plugin tells none).
+    pub estimated_delay: f64,
 }
 
 /// A work request the host shows the plugin. Embedded: frozen.
@@ -674,6 +749,9 @@ pub struct ServerRequest {
     pub work_buf_min: f64,
     pub workload: Array<ReportedJob>,
     pub free_bytes: [f64; 3],
+    /// Since 2.2: the fraction of time the client expects the host to
+    /// compute (1 unless it learns availability).
+    pub on_fraction: f64,
 }
 
 pub const VERDICT_SEND: u8 = 0;
@@ -901,6 +979,21 @@ mod tests {
     }
 
     #[test]
+    fn the_2_2_fields_come_after_every_earlier_one() {
+        use std::mem::{offset_of, size_of};
+        // Appended: every field of 2.1 keeps its offset, so a 2.1 plugin
+        // reads the prefix it knows.
+        assert!(offset_of!(View, rec_half_life) > offset_of!(View, gpu_allowed));
+        assert!(offset_of!(View, list_sim) > offset_of!(View, host_ctx));
+        assert!(offset_of!(Project, rec) > offset_of!(Project, deletion_policy));
+        assert_eq!(offset_of!(RscRequest, estimated_delay), 16);
+        assert_eq!(size_of::<RscRequest>(), 24);
+        assert!(offset_of!(ServerRequest, on_fraction) > offset_of!(ServerRequest, free_bytes));
+        // A null callback is a null pointer (`Option` of a function).
+        assert_eq!(size_of::<Option<ListSimFn>>(), size_of::<usize>());
+    }
+
+    #[test]
     fn views_start_with_their_size_and_minor() {
         assert_eq!(std::mem::offset_of!(View, size), 0);
         assert_eq!(std::mem::offset_of!(View, minor), 4);
@@ -909,6 +1002,7 @@ mod tests {
         assert_eq!(std::mem::offset_of!(Reply, minor), 4);
         assert_eq!(std::mem::offset_of!(RequestOut, minor), 4);
         assert_eq!(std::mem::offset_of!(DiskPlanOut, minor), 4);
+        assert_eq!(std::mem::offset_of!(ListSim, minor), 4);
         let jobs = [Job::default(); 2];
         let a = Array::new(&jobs);
         assert_eq!((a.len, a.stride), (2, std::mem::size_of::<Job>()));

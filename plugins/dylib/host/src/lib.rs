@@ -20,8 +20,11 @@
 use libloading::Library;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+use vcsim_blocks::list_sim::{ListSim, ProjectOrder};
 pub use vcsim_dylib_abi as abi;
 use vcsim_dylib_abi::Table;
 use vcsim_framework::model::{DeletionPolicy, FileKind, JobState};
@@ -291,6 +294,7 @@ impl Plugin {
                 let who = Arc::new(Who {
                     plugin: self.path.display().to_string(),
                     name: p.name.clone(),
+                    minor: self.abi_minor,
                 });
                 let table = p.table;
                 Entry::new(
@@ -334,6 +338,8 @@ pub fn register(reg: &mut Registry, libs: &[PathBuf]) -> Result<Vec<Arc<Plugin>>
 struct Who {
     plugin: String,
     name: String,
+    /// The ABI minor version the plugin was built for.
+    minor: u32,
 }
 
 const ERR_CAP: usize = 1024;
@@ -466,12 +472,140 @@ struct Snapshot {
     project_rsc: Vec<abi::ProjectRsc>,
     jobs: Vec<abi::Job>,
     files: Vec<abi::File>,
+    /// Today's client's simulation, for the view's `list_sim` callback.
+    sim: RefCell<SimCache>,
 }
 
 // SAFETY: between calls the buffers only hold stale pointers (names of a
-// state the call has finished with), which are never read again: every call
-// rebuilds what it passes.
+// state the call has finished with, the simulation's arrays), which are
+// never read again: every call rebuilds what it passes, and `build` marks
+// the simulation stale.
 unsafe impl Send for Snapshot {}
+
+/// What the view's `list_sim` callback made in the call in progress.
+#[derive(Default)]
+enum SimState {
+    /// Not asked yet in this call.
+    #[default]
+    Stale,
+    Made,
+    Failed(String),
+}
+
+/// Today's client's simulation of a call's view: made at the plugin's first
+/// ask (ABI 2.2's `list_sim`), then the same for the rest of the call. The
+/// buffers are reused from call to call.
+#[derive(Default)]
+struct SimCache {
+    state: SimState,
+    sim: ListSim,
+    rsc: Vec<abi::ListSimRsc>,
+    missed: Vec<u32>,
+    /// Points into `rsc` and `missed` while `state` is `Made`.
+    out: Option<abi::ListSim>,
+}
+
+/// What the view's `host_ctx` points to during one call: the host's view
+/// and the snapshot's simulation.
+struct SimCtx<'a, 'v> {
+    view: &'a View<'v>,
+    cache: &'a RefCell<SimCache>,
+}
+
+impl SimCtx<'_, '_> {
+    /// `view` with this context and its callbacks: `self` must stay where
+    /// it is until the call with the view returns.
+    fn attach(&self, mut view: abi::View) -> abi::View {
+        view.host_ctx = self as *const Self as *const c_void;
+        view.list_sim = Some(list_sim_callback);
+        view
+    }
+
+    /// The simulation of the call's view, made once.
+    fn list_sim(&self) -> Result<*const abi::ListSim, String> {
+        let mut c = self
+            .cache
+            .try_borrow_mut()
+            .map_err(|_| "list_sim was called re-entrantly".to_string())?;
+        match &c.state {
+            SimState::Made => {
+                if let Some(out) = &c.out {
+                    return Ok(out as *const abi::ListSim);
+                }
+            }
+            SimState::Failed(m) => return Err(m.clone()),
+            SimState::Stale => {}
+        }
+        let SimCache {
+            state,
+            sim,
+            rsc,
+            missed,
+            out,
+        } = &mut *c;
+        if let Err(e) = sim.simulate(self.view, ProjectOrder::AsBuilt) {
+            let m = format!("list_sim: {}", e.message);
+            *state = SimState::Failed(m.clone());
+            return Err(m);
+        }
+        let nr = sim.shortfall.len();
+        rsc.clear();
+        rsc.extend((0..nr).map(|r| abi::ListSimRsc {
+            shortfall: sim.shortfall[r],
+            saturated_time: sim.saturated_time[r],
+            nidle_now: sim.nidle_now[r],
+            busy_time: sim.busy_time[r],
+        }));
+        missed.clear();
+        for p in 0..self.view.projects().len() {
+            missed.extend((0..nr).map(|r| sim.deadlines_missed(p, r)));
+        }
+        let made = out.insert(abi::ListSim {
+            size: size_of::<abi::ListSim>(),
+            minor: abi::ABI_MINOR,
+            rsc: abi::Array::new(rsc),
+            deadlines_missed: abi::Array::new(missed),
+        });
+        *state = SimState::Made;
+        Ok(made as *const abi::ListSim)
+    }
+}
+
+/// The host's `list_sim` (ABI 2.2): the simulation of the view whose
+/// `host_ctx` is `ctx`, or null with the message in `err`.
+///
+/// # Safety
+/// `ctx` is the `host_ctx` of a view of a call in progress on this thread
+/// (the ABI's rule for callbacks); `err` is the plugin's valid buffer.
+unsafe extern "C" fn list_sim_callback(
+    ctx: *const c_void,
+    err: &mut abi::ErrBuf,
+) -> *const abi::ListSim {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        if ctx.is_null() {
+            return Err("list_sim: no host context (the view's host_ctx is null)".to_string());
+        }
+        // SAFETY: the caller's contract: `ctx` is the `SimCtx` that
+        // `attach` put in the view of the call in progress.
+        let ctx = unsafe { &*(ctx as *const SimCtx) };
+        ctx.list_sim()
+    }));
+    let msg = match r {
+        Ok(Ok(p)) => return p,
+        Ok(Err(m)) => m,
+        Err(_) => "list_sim: the host's simulation panicked".to_string(),
+    };
+    let mut n = msg.len().min(err.cap);
+    while !msg.is_char_boundary(n) {
+        n -= 1;
+    }
+    if n > 0 && !err.ptr.is_null() {
+        // SAFETY: the plugin's buffer holds `cap` bytes, and `n <= cap`.
+        unsafe { std::ptr::copy_nonoverlapping(msg.as_ptr(), err.ptr, n) };
+    }
+    err.len = n;
+    std::ptr::null()
+}
 
 fn host_of(h: &vcsim_framework::model::HostInfo) -> abi::Host {
     abi::Host {
@@ -556,6 +690,8 @@ impl Snapshot {
     fn build(&mut self, v: &View) -> PolicyResult<abi::View> {
         let h = v.host();
         let nrsc = h.nrsc();
+        // The simulation of an earlier call is stale.
+        self.sim.get_mut().state = SimState::Stale;
         rsc_of(&mut self.rsc, h, |r| v.idle_instances(r));
         self.projects.clear();
         self.apps.clear();
@@ -570,6 +706,7 @@ impl Snapshot {
                 first_app: self.apps.len(),
                 napps: pr.apps.len(),
                 max_concurrent: pr.max_concurrent,
+                rec: v.rec(p),
                 contactable: v.contactable(p) as u8,
                 has_runnable: v.project_has_runnable(p) as u8,
                 deletion_policy: match pr.deletion_policy {
@@ -645,7 +782,19 @@ impl Snapshot {
             files: abi::Array::new(&self.files),
             cpu_allowed: v.cpu_allowed() as u8,
             gpu_allowed: v.gpu_allowed() as u8,
+            rec_half_life: v.prefs().rec_half_life,
+            // Set by `SimCtx::attach` for the call.
+            host_ctx: std::ptr::null(),
+            list_sim: None,
         })
+    }
+
+    /// The context of the view's callbacks for a call with `v`.
+    fn ctx<'a, 'v>(&'a self, v: &'a View<'v>) -> SimCtx<'a, 'v> {
+        SimCtx {
+            view: v,
+            cache: &self.sim,
+        }
     }
 }
 
@@ -660,6 +809,8 @@ struct CpuAdapter {
 impl CpuScheduler for CpuAdapter {
     fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()> {
         let view = self.snap.build(v)?;
+        let ctx = self.snap.ctx(v);
+        let view = ctx.attach(view);
         self.run.clear();
         self.run.resize(v.jobs().len(), abi::RunEntry::default());
         let mut ro = abi::ArrayOut::new(&mut self.run);
@@ -695,6 +846,7 @@ fn rsc_req(r: &RscRequest) -> abi::RscRequest {
     abi::RscRequest {
         req_seconds: r.req_seconds,
         req_ninstances: r.req_ninstances,
+        estimated_delay: r.estimated_delay,
     }
 }
 
@@ -718,6 +870,10 @@ impl FetchAdapter {
     fn ask(&self, v: &View, piggyback: Option<usize>) -> PolicyResult<Option<WorkRequest>> {
         self.with(|(inst, snap)| {
             let view = snap.build(v)?;
+            let ctx = snap.ctx(v);
+            let view = ctx.attach(view);
+            let ctx = snap.ctx(v);
+            let view = ctx.attach(view);
             let nrsc = v.host().nrsc();
             let mut rsc = vec![abi::RscRequest::default(); nrsc];
             let mut out = abi::RequestOut {
@@ -746,16 +902,29 @@ impl FetchAdapter {
             if out.present == 0 {
                 return Ok(None);
             }
+            // A plugin of ABI 2.2 or later may tell the delay; an earlier
+            // one leaves the buffer's 0 (read as 0 anyway).
+            let tells_delay = inst.who.minor >= 2;
+            let mut req = Vec::with_capacity(rsc.len());
+            for (i, r) in rsc.iter().enumerate() {
+                let estimated_delay = if tells_delay { r.estimated_delay } else { 0.0 };
+                if !estimated_delay.is_finite() || estimated_delay < 0.0 {
+                    return Err(PolicyError::new(format!(
+                        "plugin {}, `{call}`: estimated_delay {estimated_delay} of resource {i} \
+                         (must be finite and not negative)",
+                        inst.who.plugin
+                    )));
+                }
+                req.push(RscRequest {
+                    req_seconds: r.req_seconds,
+                    req_ninstances: r.req_ninstances,
+                    estimated_delay,
+                });
+            }
             Ok(Some(WorkRequest {
                 project: out.project,
                 work_req_seconds: out.work_req_seconds,
-                rsc: rsc
-                    .iter()
-                    .map(|r| RscRequest {
-                        req_seconds: r.req_seconds,
-                        req_ninstances: r.req_ninstances,
-                    })
-                    .collect(),
+                rsc: req,
             }))
         })
     }
@@ -765,6 +934,10 @@ impl WorkFetcher for FetchAdapter {
     fn account(&mut self, v: &View) -> PolicyResult<()> {
         self.with(|(inst, snap)| {
             let view = snap.build(v)?;
+            let ctx = snap.ctx(v);
+            let view = ctx.attach(view);
+            let ctx = snap.ctx(v);
+            let view = ctx.attach(view);
             let mut eb = inst.errbuf();
             // SAFETY: as in `CpuAdapter::schedule`.
             let st = unsafe { (inst.table.account)(inst.state, &view, &mut eb) };
@@ -783,6 +956,10 @@ impl WorkFetcher for FetchAdapter {
     fn on_reply(&mut self, v: &View, reply: &RpcReply) -> PolicyResult<()> {
         self.with(|(inst, snap)| {
             let view = snap.build(v)?;
+            let ctx = snap.ctx(v);
+            let view = ctx.attach(view);
+            let ctx = snap.ctx(v);
+            let view = ctx.attach(view);
             let req: Vec<abi::RscRequest> = reply.request.rsc.iter().map(rsc_req).collect();
             let nrsc = reply.jobs.len().max(reply.rsc_status.len());
             let rsc: Vec<abi::ReplyRsc> = (0..nrsc)
@@ -816,6 +993,10 @@ impl WorkFetcher for FetchAdapter {
     fn backoff_on_empty_reply(&self, v: &View) -> PolicyResult<bool> {
         self.with(|(inst, snap)| {
             let view = snap.build(v)?;
+            let ctx = snap.ctx(v);
+            let view = ctx.attach(view);
+            let ctx = snap.ctx(v);
+            let view = ctx.attach(view);
             let mut out = 1u8;
             let mut eb = inst.errbuf();
             // SAFETY: as in `CpuAdapter::schedule`; `out` is valid.
@@ -890,6 +1071,7 @@ impl WorkSender for SendAdapter {
             work_buf_min: req.work_buf_min,
             workload: abi::Array::new(&self.workload),
             free_bytes: req.free_bytes,
+            on_fraction: req.on_fraction,
         };
         let sent = abi::Array::new(&self.sent);
         let c = cand_of(cand);
@@ -1030,6 +1212,8 @@ impl DiskAdapter {
     fn plan(&mut self, v: &View, room: Option<(usize, f64)>) -> PolicyResult<DiskPlan> {
         let (inst, snap) = self.inner.get_mut();
         let view = snap.build(v)?;
+        let ctx = snap.ctx(v);
+        let view = ctx.attach(view);
         // Room for one id per job and one per file.
         self.delete_jobs.clear();
         self.delete_jobs.resize(v.jobs().len(), 0);
@@ -1072,6 +1256,8 @@ impl DiskManager for DiskAdapter {
         let mut g = self.borrow()?;
         let (inst, snap) = &mut *g;
         let view = snap.build(v)?;
+        let ctx = snap.ctx(v);
+        let view = ctx.attach(view);
         let mut out = [v.host().disk_bytes; 3];
         let mut eb = inst.errbuf();
         // SAFETY: as in `CpuAdapter::schedule`.
@@ -1084,6 +1270,8 @@ impl DiskManager for DiskAdapter {
         let mut g = self.borrow()?;
         let (inst, snap) = &mut *g;
         let view = snap.build(v)?;
+        let ctx = snap.ctx(v);
+        let view = ctx.attach(view);
         let mut out = 0u8;
         let mut eb = inst.errbuf();
         // SAFETY: as in `CpuAdapter::schedule`; `out` is valid.
@@ -1104,6 +1292,8 @@ impl DiskManager for DiskAdapter {
         let mut g = self.borrow()?;
         let (inst, snap) = &mut *g;
         let view = snap.build(v)?;
+        let ctx = snap.ctx(v);
+        let view = ctx.attach(view);
         let mut out = f64::NAN;
         let mut eb = inst.errbuf();
         // SAFETY: as in `CpuAdapter::schedule`; `out` is valid.
@@ -1173,6 +1363,273 @@ mod tests {
                 abi::SDK_VERSION
             )
         );
+    }
+
+    /// Policies built with the SDK into this test binary, to go through the
+    /// adapters as a loaded plugin's would.
+    mod probe {
+        use vcsim_dylib_sdk as sdk;
+        use vcsim_dylib_sdk::{PolicyResult, RscRequest, View, WorkRequest};
+
+        /// `request`: per resource, the simulation's saturated time,
+        /// idle instances and busy time (as the delay); A's REC as the
+        /// seconds. `piggyback(p)`: p's REC, per resource the shortfall,
+        /// p's deadline misses and the REC half-life.
+        #[derive(Default)]
+        pub struct Probe;
+
+        impl sdk::WorkFetcher for Probe {
+            fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
+                let s = v.list_sim()?.ok_or("no list_sim from a 2.2 host")?;
+                let again = v.list_sim()?.ok_or("no list_sim the second time")?;
+                assert!(std::ptr::eq(s.rsc(0), again.rsc(0)), "made once a call");
+                let mut req = WorkRequest::seconds(0, v.rec(0), v.nrsc());
+                for (r, x) in req.rsc.iter_mut().enumerate() {
+                    *x = RscRequest {
+                        req_seconds: s.saturated_time(r),
+                        req_ninstances: s.nidle_now(r),
+                        estimated_delay: s.busy_time(r),
+                    };
+                }
+                Ok(Some(req))
+            }
+            fn piggyback(&self, v: &View, p: usize) -> PolicyResult<Option<WorkRequest>> {
+                let s = v.list_sim()?.ok_or("no list_sim")?;
+                let mut req = WorkRequest::seconds(p, v.project(p).rec(), v.nrsc());
+                for (r, x) in req.rsc.iter_mut().enumerate() {
+                    *x = RscRequest {
+                        req_seconds: s.shortfall(r),
+                        req_ninstances: s.deadlines_missed(p, r) as f64,
+                        estimated_delay: v.rec_half_life(),
+                    };
+                }
+                Ok(Some(req))
+            }
+        }
+
+        /// Tells a negative delay.
+        #[derive(Default)]
+        pub struct BadDelay;
+
+        impl sdk::WorkFetcher for BadDelay {
+            fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
+                let mut req = WorkRequest::seconds(0, 10.0, v.nrsc());
+                req.rsc[0].req_seconds = 10.0;
+                req.rsc[0].estimated_delay = -1.0;
+                Ok(Some(req))
+            }
+        }
+
+        /// Sends iff the request's on_fraction is 0.75 and resource 0's
+        /// delay 42.
+        #[derive(Default)]
+        pub struct SendProbe;
+
+        impl sdk::WorkSender for SendProbe {
+            fn consider(
+                &mut self,
+                req: &sdk::ServerRequest,
+                _sent: sdk::Strided<sdk::Candidate>,
+                _cand: &sdk::Candidate,
+            ) -> PolicyResult<sdk::Verdict> {
+                Ok(
+                    if req.on_fraction == 0.75 && req.request.rsc[0].estimated_delay == 42.0 {
+                        sdk::Verdict::Send
+                    } else {
+                        sdk::Verdict::Skip
+                    },
+                )
+            }
+        }
+
+        sdk::export_fetch!(Probe => "probe", "reads today's client"; BadDelay => "bad-delay", "a negative delay");
+        sdk::export_send!(SendProbe => "send-probe", "reads on_fraction and the delay");
+
+        pub fn fetch(i: usize) -> &'static vcsim_dylib_abi::FetchTable {
+            (vcsim_plugin_fetch_v2().table)(i).unwrap()
+        }
+        pub fn send() -> &'static vcsim_dylib_abi::SendTable {
+            (vcsim_plugin_send_v2().table)(0).unwrap()
+        }
+    }
+
+    fn who(minor: u32) -> Arc<Who> {
+        Arc::new(Who {
+            plugin: "probe".into(),
+            name: "probe".into(),
+            minor,
+        })
+    }
+
+    fn fetcher(i: usize, minor: u32) -> Box<dyn WorkFetcher> {
+        match make(PolicyTable::Fetch(probe::fetch(i)), who(minor)).unwrap() {
+            AnyPolicy::Fetch(f) => f,
+            _ => unreachable!(),
+        }
+    }
+
+    /// 2 CPUs and a GPU; A runs a CPU job and has GPU jobs queued; B has
+    /// more CPU jobs than the CPUs finish by their deadlines.
+    fn busy_host() -> vcsim_framework::ClientState {
+        use vcsim_framework::testing::{add_job, set_rec, state, JobSpec};
+        let mut st = state(
+            r#"
+name = "busy"
+duration_days = 10
+[host]
+ncpus = 2
+cpu_flops = 1e9
+[[host.gpu]]
+kind = "nvidia"
+count = 1
+flops = 2e9
+[client]
+rec_half_life_days = 5
+[[project]]
+name = "A"
+resource_share = 100
+latency_bound_days = 1
+[[project.app]]
+name = "cpu"
+flops_estimate = 3.6e12
+flops_mean = 3.6e12
+[[project.app]]
+name = "gpu"
+cpus = 0.01
+gpu = { kind = "nvidia", count = 1 }
+flops_estimate = 7.2e12
+flops_mean = 7.2e12
+[[project]]
+name = "B"
+resource_share = 50
+latency_bound_days = 1
+[[project.app]]
+name = "b"
+flops_estimate = 3.6e12
+flops_mean = 3.6e12
+"#,
+        );
+        set_rec(&mut st, 0, 100.0);
+        set_rec(&mut st, 1, 30.0);
+        add_job(&mut st, JobSpec::queued(0, 3.6e13, 86400.0).running(0.5));
+        for _ in 0..3 {
+            let mut g = JobSpec::queued(0, 7.2e12, 3.0 * 3600.0);
+            g.app = 1;
+            add_job(&mut st, g);
+        }
+        for _ in 0..6 {
+            add_job(&mut st, JobSpec::queued(1, 3.6e12, 3.0 * 3600.0));
+        }
+        st
+    }
+
+    #[test]
+    fn todays_client_reaches_a_2_2_plugin_and_its_delay_comes_back() {
+        let st = busy_host();
+        let est = vcsim_builtin::jc::Jc3::default();
+        let v = View::new(&st, &est, 3600.0);
+        let mut sim = ListSim::default();
+        sim.simulate(&v, ProjectOrder::AsBuilt).unwrap();
+        assert!(sim.busy_time[0] > 0.0 && sim.deadlines_missed(1, 0) > 0);
+        let f = fetcher(0, abi::ABI_MINOR);
+        let req = f.request(&v).unwrap().unwrap();
+        assert_eq!(req.work_req_seconds, v.rec(0));
+        assert!(v.rec(0) > 0.0 && v.rec(0) != 100.0);
+        for r in 0..2 {
+            let x = req.rsc[r];
+            assert_eq!(
+                (x.req_seconds, x.req_ninstances, x.estimated_delay),
+                (sim.saturated_time[r], sim.nidle_now[r], sim.busy_time[r]),
+                "resource {r}"
+            );
+        }
+        for p in 0..2 {
+            let req = f.piggyback(&v, p).unwrap().unwrap();
+            assert_eq!(req.work_req_seconds, v.rec(p));
+            for r in 0..2 {
+                let x = req.rsc[r];
+                assert_eq!(x.req_seconds, sim.shortfall[r]);
+                assert_eq!(x.req_ninstances, sim.deadlines_missed(p, r) as f64);
+                assert_eq!(x.estimated_delay, 5.0 * 86400.0);
+            }
+        }
+        // Another view: a new simulation, not the last call's.
+        let mut st2 = busy_host();
+        st2.jobs.truncate(4);
+        let later = View::new(&st2, &est, 3600.0);
+        let mut sim2 = ListSim::default();
+        sim2.simulate(&later, ProjectOrder::AsBuilt).unwrap();
+        let req = f.request(&later).unwrap().unwrap();
+        assert_eq!(req.rsc[0].req_seconds, sim2.saturated_time[0]);
+        assert_ne!(sim2.saturated_time[0], sim.saturated_time[0]);
+        // A plugin of 2.1 tells no delay: whatever is in the buffer reads 0.
+        let old = fetcher(0, 1);
+        let req = old.request(&v).unwrap().unwrap();
+        assert!(req.rsc.iter().all(|x| x.estimated_delay == 0.0));
+        // A negative delay is an error naming the plugin.
+        let e = fetcher(1, abi::ABI_MINOR).request(&v).unwrap_err();
+        assert!(
+            e.message
+                .contains("plugin probe, `request`: estimated_delay -1 of resource 0"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn a_server_request_carries_on_fraction_and_the_delays() {
+        let st = busy_host();
+        let mut ws = match make(PolicyTable::Send(probe::send()), who(abi::ABI_MINOR)).unwrap() {
+            AnyPolicy::Send(s) => s,
+            _ => unreachable!(),
+        };
+        let rsc = |d: f64| RscRequest {
+            req_seconds: 3600.0,
+            req_ninstances: 1.0,
+            estimated_delay: d,
+        };
+        let request = WorkRequest {
+            project: 0,
+            work_req_seconds: 3600.0,
+            rsc: vec![rsc(42.0), rsc(0.0)],
+        };
+        let req = ServerRequest {
+            now: 0.0,
+            project: 0,
+            project_name: "A",
+            latency_bound: 86400.0,
+            host: &st.host,
+            request: &request,
+            dcf: 1.0,
+            work_buf_min: 8640.0,
+            on_fraction: 0.75,
+            workload: &[],
+            free_bytes: [1e12; 3],
+        };
+        let cand = Candidate {
+            app: 0,
+            rsc: 0,
+            cpus: 1.0,
+            gpu_count: 0.0,
+            flops_estimate: 3.6e12,
+            est_seconds: 3600.0,
+            deadline: 86400.0,
+        };
+        assert_eq!(ws.consider(&req, &[], &cand).unwrap(), Verdict::Send);
+        let half = ServerRequest {
+            on_fraction: 0.5,
+            ..req.clone()
+        };
+        assert_eq!(ws.consider(&half, &[], &cand).unwrap(), Verdict::Skip);
+        let request2 = WorkRequest {
+            rsc: vec![rsc(0.0), rsc(0.0)],
+            ..request.clone()
+        };
+        let untold = ServerRequest {
+            request: &request2,
+            ..req.clone()
+        };
+        assert_eq!(ws.consider(&untold, &[], &cand).unwrap(), Verdict::Skip);
     }
 
     #[test]

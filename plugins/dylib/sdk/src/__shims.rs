@@ -1,6 +1,6 @@
 //! The `extern "C"` functions behind the tables the export macros build.
 //!
-//! With `strided`, this is the SDK's only unsafe code. Each function trusts
+//! With `strided` and `callbacks`, this is the SDK's only unsafe code. Each function trusts
 //! what the ABI promises of the host (`vcsim-dylib-abi`, rule 5 and the
 //! table functions' contract): the views and buffers are valid for the call
 //! and `state` is a live state of this table used by one thread at a time.
@@ -8,6 +8,7 @@
 //! a view that breaks the ABI's size rules is a panic caught the same way.
 
 use crate::abi::{self, ArrayOut, ErrBuf, State, StaticStr};
+use crate::callbacks::check_size;
 use crate::decision::*;
 use crate::error::PolicyError;
 use crate::strided::{str_in, Strided};
@@ -73,21 +74,6 @@ fn guard(err: &mut ErrBuf, f: impl FnOnce() -> Result<(), Fail>) -> u32 {
             abi::STATUS_PANIC
         }
     }
-}
-
-/// Panics unless the host's struct is at least as long as this SDK's (a
-/// host never passes a shorter one: it refuses plugins of a newer minor,
-/// and every minor's struct holds the earlier minors').
-fn check_size<T>(size: u32, minor: u32, what: &str) {
-    let need = std::mem::size_of::<T>();
-    assert!(
-        size as usize >= need,
-        "vcsim passed a {what} of {size} bytes (ABI {}.{minor}); this plugin's is {need} bytes \
-         (ABI {}.{}): host and plugin disagree on the ABI",
-        abi::ABI_VERSION,
-        abi::ABI_VERSION,
-        abi::ABI_MINOR
-    );
 }
 
 /// # Safety
@@ -424,6 +410,13 @@ unsafe fn server_request(req: &abi::ServerRequest) -> ServerRequest<'_> {
             work_buf_min: req.work_buf_min,
             workload: Strided::from_abi(&req.workload, "workload"),
             free_bytes: req.free_bytes,
+            on_fraction: if (req.size as usize)
+                > std::mem::offset_of!(abi::ServerRequest, on_fraction)
+            {
+                req.on_fraction
+            } else {
+                1.0
+            },
         }
     }
 }

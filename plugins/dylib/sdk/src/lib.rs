@@ -59,11 +59,14 @@
 pub use rand::Rng;
 pub use vcsim_dylib_abi as abi;
 pub use vcsim_dylib_abi::{
-    Candidate, File, Host, Job, Prefs, ProjectRsc, ReportedJob, RscInfo, RscRequest, FILE_INPUT,
-    FILE_OUTPUT, FILE_STICKY, JOB_FINISHED, JOB_PREEMPTED, JOB_QUEUED, JOB_RUNNING, NO_JOB,
+    Candidate, File, Host, Job, ListSimRsc, Prefs, ProjectRsc, ReportedJob, RscInfo, RscRequest,
+    FILE_INPUT, FILE_OUTPUT, FILE_STICKY, JOB_FINISHED, JOB_PREEMPTED, JOB_QUEUED, JOB_RUNNING,
+    NO_JOB,
 };
 pub use vcsim_rng::SimRng;
 
+#[allow(unsafe_code)]
+mod callbacks;
 mod decision;
 mod error;
 #[allow(unsafe_code)]
@@ -77,7 +80,9 @@ pub use error::{PolicyError, PolicyResult};
 pub use traits::{CompletionEstimator, CpuScheduler, DiskManager, WorkFetcher, WorkSender};
 
 pub use strided::{Iter, Strided};
-pub use view::{App, DeletionPolicy, DiskView, EstimateView, Project, ServerRequest, View};
+pub use view::{
+    App, DeletionPolicy, DiskView, EstimateView, ListSim, Project, ServerRequest, View,
+};
 
 #[doc(hidden)]
 #[allow(unsafe_code)]
@@ -207,6 +212,9 @@ mod tests {
             files: none(),
             cpu_allowed: 1,
             gpu_allowed: 1,
+            rec_half_life: 5.0 * 86400.0,
+            host_ctx: std::ptr::null(),
+            list_sim: None,
         }
     }
 
@@ -248,5 +256,126 @@ mod tests {
         assert!(view(&raw).cpu_allowed() && view(&raw).gpu_allowed());
         raw.host_on = 0;
         assert!(!view(&raw).cpu_allowed() && !view(&raw).gpu_allowed());
+    }
+
+    fn project(rec: f64) -> abi::Project {
+        abi::Project {
+            name: abi::Str::new("p"),
+            resource_share: 100.0,
+            share_fraction: 0.5,
+            latency_bound: 86400.0,
+            exp_avg_cpu: 0.0,
+            first_app: 0,
+            napps: 0,
+            max_concurrent: 0,
+            contactable: 1,
+            has_runnable: 1,
+            deletion_policy: abi::DELETE_LRU,
+            rec,
+        }
+    }
+
+    /// A host's simulation (2 resources, 2 projects), as its callback
+    /// returns it: `ctx` points to it.
+    struct FakeSim {
+        rsc: [abi::ListSimRsc; 2],
+        missed: [u32; 4],
+        out: abi::ListSim,
+    }
+
+    #[allow(unsafe_code)]
+    unsafe extern "C" fn fake_list_sim(
+        ctx: *const std::ffi::c_void,
+        _err: &mut abi::ErrBuf,
+    ) -> *const abi::ListSim {
+        // SAFETY: the tests pass a live `FakeSim`.
+        let s = unsafe { &*(ctx as *const FakeSim) };
+        &s.out
+    }
+
+    #[allow(unsafe_code)]
+    unsafe extern "C" fn failing_list_sim(
+        _ctx: *const std::ffi::c_void,
+        err: &mut abi::ErrBuf,
+    ) -> *const abi::ListSim {
+        let m = b"list_sim: the estimator failed";
+        let n = m.len().min(err.cap);
+        // SAFETY: the plugin's buffer holds `cap` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), err.ptr, n) };
+        err.len = n;
+        std::ptr::null()
+    }
+
+    #[test]
+    fn todays_client_comes_from_a_2_2_host_and_falls_back_on_a_2_1_one() {
+        let projects = [project(120.0), project(30.0)];
+        let mut fake = Box::new(FakeSim {
+            rsc: [
+                abi::ListSimRsc {
+                    shortfall: 100.0,
+                    saturated_time: 2.0,
+                    nidle_now: 0.5,
+                    busy_time: 7.0,
+                },
+                abi::ListSimRsc {
+                    shortfall: 10.0,
+                    saturated_time: 3.0,
+                    nidle_now: 1.0,
+                    busy_time: 0.0,
+                },
+            ],
+            missed: [0, 1, 2, 3],
+            out: abi::ListSim {
+                size: std::mem::size_of::<abi::ListSim>() as u32,
+                minor: abi::ABI_MINOR,
+                rsc: none(),
+                deadlines_missed: none(),
+            },
+        });
+        fake.out.rsc = abi::Array::new(&fake.rsc);
+        fake.out.deadlines_missed = abi::Array::new(&fake.missed);
+        let mut raw = raw_view(7, 3);
+        raw.host_ctx = &*fake as *const FakeSim as *const std::ffi::c_void;
+        raw.list_sim = Some(fake_list_sim);
+        let v = View {
+            projects: Strided::from_slice(&projects),
+            ..view(&raw)
+        };
+        // A 2.2 host: its values.
+        assert_eq!((v.rec(0), v.rec(1)), (120.0, 30.0));
+        assert_eq!(v.project(1).rec(), 30.0);
+        assert_eq!(v.rec_half_life(), 5.0 * 86400.0);
+        let s = v.list_sim().unwrap().expect("a 2.2 host's simulation");
+        assert_eq!(s.nrsc(), 2);
+        assert_eq!(
+            (
+                s.shortfall(0),
+                s.saturated_time(0),
+                s.nidle_now(0),
+                s.busy_time(0)
+            ),
+            (100.0, 2.0, 0.5, 7.0)
+        );
+        assert_eq!(s.shortfall(1), 10.0);
+        assert_eq!((s.deadlines_missed(0, 1), s.deadlines_missed(1, 0)), (1, 2));
+        // A 2.2 host that offers no simulation: none.
+        raw.list_sim = None;
+        assert!(view(&raw).list_sim().unwrap().is_none());
+        // The host's simulation failed: its message.
+        raw.list_sim = Some(failing_list_sim);
+        let e = view(&raw).list_sim().err().unwrap();
+        assert_eq!(e.message, "list_sim: the estimator failed");
+        // A 2.1 host's view ends before the 2.2 fields: REC 0 (no history),
+        // BOINC's default half-life, no simulation (the callback is not
+        // even looked at).
+        raw.list_sim = Some(fake_list_sim);
+        raw.size = std::mem::offset_of!(abi::View, rec_half_life) as u32;
+        let v = View {
+            projects: Strided::from_slice(&projects),
+            ..view(&raw)
+        };
+        assert_eq!((v.rec(0), v.project(0).rec()), (0.0, 0.0));
+        assert_eq!(v.rec_half_life(), 10.0 * 86400.0);
+        assert!(v.list_sim().unwrap().is_none());
     }
 }

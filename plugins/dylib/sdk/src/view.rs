@@ -3,6 +3,7 @@
 
 use crate::abi::{self, File, Host, Job, Prefs, ProjectRsc, ReportedJob, RscInfo};
 use crate::decision::WorkRequest;
+use crate::error::PolicyResult;
 use crate::strided::{str_in, Strided};
 use vcsim_rng::SimRng;
 
@@ -67,6 +68,7 @@ impl<'a> View<'a> {
         let n = self.rsc.len();
         Project {
             index: p,
+            since_2_2: self.since_2_2(),
             raw: self.projects.at(p),
             rsc: self.project_rsc.range(p * n, (p + 1) * n),
             apps: self.apps,
@@ -149,6 +151,52 @@ impl<'a> View<'a> {
     fn has(&self, offset: usize) -> bool {
         (self.raw.size as usize) > offset
     }
+    /// The host speaks ABI 2.2 or later: its view and its projects carry
+    /// what 2.2 added.
+    fn since_2_2(&self) -> bool {
+        self.has(std::mem::offset_of!(abi::View, list_sim))
+    }
+    /// Project `p`'s recent estimated credit (today's client's REC), in
+    /// credits per day, at the view's time (ABI 2.2; a 2.1 host's view says
+    /// nothing, and this is then 0 for every project: a client with no
+    /// history, so that REC-based priorities fall back to the shares).
+    pub fn rec(&self, p: usize) -> f64 {
+        let x = self.projects.at(p);
+        if self.since_2_2() {
+            x.rec
+        } else {
+            0.0
+        }
+    }
+    /// The half-life of REC, seconds (ABI 2.2; else BOINC's default, 10
+    /// days).
+    pub fn rec_half_life(&self) -> f64 {
+        if self.since_2_2() {
+            self.raw.rec_half_life
+        } else {
+            10.0 * 86400.0
+        }
+    }
+    /// Today's client's simulation of the view (BOINC's `RR_SIM`: list
+    /// scheduling, GPUs first, the projects in the order the client is
+    /// built with; the one vcsim's `cs3` and `wf3` use), computed by the
+    /// host when a plugin first asks in a call and the same for the rest of
+    /// the call.
+    ///
+    /// `Ok(None)` on a host older than ABI 2.2 (it has no simulation to
+    /// offer: a policy then falls back to its own, or refuses to run with
+    /// an error saying so); an error if the host's simulation failed (its
+    /// estimator's error).
+    pub fn list_sim(&self) -> PolicyResult<Option<ListSim<'a>>> {
+        if !self.since_2_2() {
+            return Ok(None);
+        }
+        let parts = crate::callbacks::list_sim(self.raw).map_err(crate::error::PolicyError::new)?;
+        Ok(parts.map(|(rsc, deadlines_missed)| ListSim {
+            rsc,
+            deadlines_missed,
+        }))
+    }
     pub fn last_schedule(&self) -> f64 {
         self.raw.last_schedule
     }
@@ -175,6 +223,8 @@ impl<'a> View<'a> {
 #[derive(Clone, Copy)]
 pub struct Project<'a> {
     index: usize,
+    /// The host's view has what ABI 2.2 added.
+    since_2_2: bool,
     raw: &'a abi::Project,
     rsc: Strided<'a, ProjectRsc>,
     /// All the view's apps.
@@ -200,6 +250,15 @@ impl<'a> Project<'a> {
     }
     pub fn exp_avg_cpu(&self) -> f64 {
         self.raw.exp_avg_cpu
+    }
+    /// Its recent estimated credit (REC), as [`View::rec`] (ABI 2.2; 0 from
+    /// a 2.1 host).
+    pub fn rec(&self) -> f64 {
+        if self.since_2_2 {
+            self.raw.rec
+        } else {
+            0.0
+        }
     }
     pub fn contactable(&self) -> bool {
         self.raw.contactable != 0
@@ -418,4 +477,52 @@ pub struct ServerRequest<'a> {
     /// Free disk space: free; free if offenders' files were deleted; free
     /// if this project's were deleted too.
     pub free_bytes: [f64; 3],
+    /// The fraction of time the client expects the host to compute (ABI
+    /// 2.2; 1 from a 2.1 host). A request's per-resource
+    /// `estimated_delay` is in [`ServerRequest::request`].
+    pub on_fraction: f64,
+}
+
+/// Today's client's simulation of a view ([`View::list_sim`]), borrowed for
+/// the call.
+#[derive(Clone, Copy)]
+pub struct ListSim<'a> {
+    pub(crate) rsc: Strided<'a, abi::ListSimRsc>,
+    pub(crate) deadlines_missed: Strided<'a, u32>,
+}
+
+impl<'a> ListSim<'a> {
+    /// Number of resources.
+    pub fn nrsc(&self) -> usize {
+        self.rsc.len()
+    }
+    /// All it says of resource `r`.
+    pub fn rsc(&self, r: usize) -> &'a abi::ListSimRsc {
+        self.rsc.at(r)
+    }
+    /// Idle instance-seconds of resource `r` within the buffer.
+    pub fn shortfall(&self, r: usize) -> f64 {
+        self.rsc(r).shortfall
+    }
+    /// Seconds from now to the end of the last interval in which every
+    /// instance of `r` is busy (0 if never).
+    pub fn saturated_time(&self, r: usize) -> f64 {
+        self.rsc(r).saturated_time
+    }
+    /// Instances of `r` no simulated job holds now.
+    pub fn nidle_now(&self, r: usize) -> f64 {
+        self.rsc(r).nidle_now
+    }
+    /// The least busy instance of `r`'s busy time with jobs that miss their
+    /// deadlines, seconds (a request's `estimated_delay` in today's client).
+    pub fn busy_time(&self, r: usize) -> f64 {
+        self.rsc(r).busy_time
+    }
+    /// Jobs of project `p` on resource `r` the simulation finishes after
+    /// their deadlines.
+    pub fn deadlines_missed(&self, p: usize, r: usize) -> u32 {
+        let n = self.nrsc();
+        assert!(r < n, "resource {r} does not exist ({n} resources)");
+        *self.deadlines_missed.at(p * n + r)
+    }
 }
