@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use vcsim_framework::{
     run_spec, Family, PolicySpec, Registry, RunReport, Scenario, SimOptions, Stepping,
 };
+use vcsim_sweep::Setting;
 
 /// The base scenario, built in so that `vcsim` alone has something to run.
 pub const BASE_SCENARIO: &str = include_str!("../scenarios/paper-base.toml");
@@ -51,18 +52,18 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             let specs = parse_specs(&DEFAULT_POLICIES.map(String::from))?;
             let reg = registry_for(&plugins, &specs)?;
             let c = run_comparison(&scn, &reg, &specs, 5, None, None)?;
-            print!("{}", output::compare_table(&c));
+            output::emit(&output::compare_table(&c))?;
             c.failure().map_or(Ok(()), Err)
         }
         Some(Command::List) => {
             let reg = registry_for(&plugins, &[])?;
-            list(&reg);
-            Ok(())
+            output::emit(&list(&reg))
         }
         Some(Command::Run {
             scenario,
             policy,
             seed,
+            set,
             format,
             timeline,
             fixed_step,
@@ -71,7 +72,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             if let Some(path) = &timeline {
                 output::check_timeline_path(path)?;
             }
-            let scn = load_scenario(&scenario)?;
+            let scn = load_scenario_with(&scenario, &set)?;
             let policy = policy.unwrap_or_else(|| default_spec(&scn).to_string());
             let specs = parse_specs(&[policy])?;
             let reg = registry_for(&plugins, &specs)?;
@@ -97,26 +98,23 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 crate::output::write_timeline(path, tl, &out.report)?;
             }
             for line in &out.log {
-                eprintln!("note: {}", output::printable(line));
+                output::note(&format!("note: {}", output::printable(line)));
             }
             for w in &out.warnings {
-                eprintln!("warning: {}", output::printable(w));
+                output::note(&format!("warning: {}", output::printable(w)));
             }
-            print!(
-                "{}",
-                match format {
-                    Format::Table => output::run_table(&out.report),
-                    Format::Json => output::run_json(&out.report),
-                    Format::Csv => output::run_csv(&out.report),
-                }
-            );
-            Ok(())
+            output::emit(&match format {
+                Format::Table => output::run_table(&out.report),
+                Format::Json => output::run_json(&out.report),
+                Format::Csv => output::run_csv(&out.report),
+            })
         }
         Some(Command::Compare {
             scenario,
             policy,
             replications,
             seed,
+            set,
             format,
             jobs,
             watch,
@@ -130,7 +128,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 Format::Csv => output::compare_csv(c),
             };
             let once = || -> Result<compare::Comparison, Failure> {
-                let scn = load_scenario(&scenario)?;
+                let scn = load_scenario_with(&scenario, &set)?;
                 let specs = parse_specs(&policy)?;
                 let reg = registry_for(&plugins, &specs)?;
                 run_comparison(&scn, &reg, &specs, replications, seed, jobs)
@@ -139,7 +137,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 return crate::watch::watch(&scenario, &policy, once, show);
             }
             let c = once()?;
-            print!("{}", show(&c));
+            output::emit(&show(&c))?;
             c.failure().map_or(Ok(()), Err)
         }
         Some(Command::Sweep {
@@ -162,10 +160,43 @@ pub fn load_scenario(path: &Path) -> Result<Scenario, Failure> {
     Scenario::load(path).map_err(|e| Failure::input(e.to_string()))
 }
 
+/// [`load_scenario`], then the `--set PATH=VALUE` changes, applied as a
+/// sweep's `[set]` applies them (`vcsim_sweep::knobs`). A path or a value
+/// that does not fit, or a scenario the changes make invalid, is an input
+/// error naming the `--set` at fault.
+pub fn load_scenario_with(path: &Path, set: &[String]) -> Result<Scenario, Failure> {
+    let scn = load_scenario(path)?;
+    if set.is_empty() {
+        return Ok(scn);
+    }
+    let settings = set
+        .iter()
+        .map(|a| {
+            Setting::parse_assignment(a)
+                .map_err(|e| Failure::input(format!("--set {}: {e}", output::name(a))))
+        })
+        .collect::<Result<Vec<Setting>, Failure>>()?;
+    let scn = vcsim_sweep::knobs::apply_all(&scn, &settings).map_err(|(i, f)| {
+        Failure::input(format!("--set {}: {}", output::name(&set[i]), f.message()))
+    })?;
+    scn.validate().map_err(|(k, m)| {
+        Failure::input(format!(
+            "--set {}: the scenario is then invalid: key `{k}`: {m}",
+            set.iter()
+                .map(|a| output::name(a))
+                .collect::<Vec<_>>()
+                .join(" --set ")
+        ))
+    })?;
+    Ok(scn)
+}
+
+/// The `--policy` specs; a script named without its family takes the one
+/// its hooks implement.
 pub fn parse_specs(policies: &[String]) -> Result<Vec<PolicySpec>, Failure> {
     policies
         .iter()
-        .map(|p| PolicySpec::parse(p).map_err(Failure::input))
+        .map(|p| crate::extensions::parse_spec(p).map_err(Failure::input))
         .collect()
 }
 
@@ -219,7 +250,7 @@ pub fn run_comparison(
         }
     }
     for w in &warned {
-        eprintln!("warning: {}", output::printable(w));
+        output::note(&format!("warning: {}", output::printable(w)));
     }
     let mut names: Vec<String> = Vec::new();
     let mut ran: Vec<Vec<RunReport>> = Vec::new();
@@ -248,9 +279,18 @@ pub fn run_comparison(
     Ok(c)
 }
 
-fn list(reg: &Registry) {
+/// What `vcsim list` prints.
+fn list(reg: &Registry) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    // One column for every name, as wide as the longest.
+    let width = reg
+        .entries()
+        .map(|e| output::name(&e.name).chars().count())
+        .max()
+        .unwrap_or(0);
     for f in Family::ALL {
-        println!("{f}:");
+        let _ = writeln!(out, "{f}:");
         for e in reg.entries().filter(|e| e.family == f) {
             let default = if e.name == f.default_name() {
                 " (default)"
@@ -262,14 +302,16 @@ fn list(reg: &Registry) {
             } else {
                 format!(" [{}]", e.origin)
             };
-            println!(
-                "  {:<10} {}{default}{}",
+            let _ = writeln!(
+                out,
+                "  {:<width$} {}{default}{}",
                 output::name(&e.name),
                 output::name(&e.summary),
                 output::name(&origin)
             );
         }
     }
+    out
 }
 
 fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
@@ -282,20 +324,16 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             }
             let scn = load_scenario(file)?;
             let _ = registry_for(plugins, &[])?;
-            println!("{}: scenario `{}` is valid ({} projects, {} days)", output::name(&file.display().to_string()), output::name(&scn.name), scn.projects.len(), scn.duration_days);
-            Ok(())
+            output::emitln(&format!("{}: scenario `{}` is valid ({} projects, {} days)", output::name(&file.display().to_string()), output::name(&scn.name), scn.projects.len(), scn.duration_days))
         }
         "rhai" => crate::scripts::check_script(file),
         _ if ext == "xml" || file.is_dir() => match crate::import_cmd::load_boinc(file) {
-            Some(Ok(scn)) => {
-                println!(
-                    "{}: BOINC input, imports as scenario `{}` ({} projects)",
-                    output::name(&file.display().to_string()),
-                    output::name(&scn.name),
-                    scn.projects.len()
-                );
-                Ok(())
-            }
+            Some(Ok(scn)) => output::emitln(&format!(
+                "{}: BOINC input, imports as scenario `{}` ({} projects)",
+                output::name(&file.display().to_string()),
+                output::name(&scn.name),
+                scn.projects.len()
+            )),
             Some(Err(e)) => Err(e),
             None => Err(Failure::input(format!("{}: not BOINC input vcsim can read", file.display()))),
         },

@@ -14,6 +14,10 @@ pub struct MetricSummary {
     pub mean: f64,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// Each replication's value, in seed order (for `--watch`'s paired
+    /// differences between two runs of the comparison).
+    #[serde(skip)]
+    pub values: Vec<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -100,12 +104,14 @@ pub fn compare(
             metrics: names_of_metrics
                 .iter()
                 .map(|m| {
-                    let e = Estimate::of(&values(i, m));
+                    let xs = values(i, m);
+                    let e = Estimate::of(&xs);
                     MetricSummary {
                         metric: m.to_string(),
                         mean: r6(e.mean),
                         ci_low: e.low().map(r6),
                         ci_high: e.high().map(r6),
+                        values: xs,
                     }
                 })
                 .collect(),

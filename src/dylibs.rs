@@ -20,8 +20,8 @@ pub fn check_plugin(file: &Path) -> Result<(), Failure> {
     let mut reg = Registry::builtins().map_err(Failure::input)?;
     vcsim_dylib_host::register(&mut reg, &[file.to_path_buf()]).map_err(Failure::input)?;
     p.try_instances().map_err(Failure::input)?;
-    println!(
-        "{}: vcsim plugin {} (ABI version {}, {}), {} {}",
+    let mut text = format!(
+        "{}: vcsim plugin {} (ABI version {}, {}), {} {}\n",
         file.display(),
         p.crate_name,
         vcsim_dylib_host::abi::ABI_VERSION,
@@ -34,12 +34,12 @@ pub fn check_plugin(file: &Path) -> Result<(), Failure> {
         }
     );
     for pol in &p.policies {
-        println!(
-            "  {:<8} {:<14} {}",
+        text.push_str(&format!(
+            "  {:<8} {:<14} {}\n",
             pol.table.family().to_string(),
             pol.name,
             pol.summary
-        );
+        ));
     }
-    Ok(())
+    crate::output::emit(&text)
 }

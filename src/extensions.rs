@@ -2,8 +2,39 @@
 //! `--plugin` libraries and of scripts named in policy specs.
 
 use crate::Failure;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use vcsim_framework::{Family, PolicySpec, Registry};
+
+/// Parses a policy spec as the command line and sweep files take it: a
+/// script named without its family (`--policy x.rhai`) takes the family
+/// whose hooks it implements (see [`script_family`]).
+pub fn parse_spec(s: &str) -> Result<PolicySpec, String> {
+    PolicySpec::parse_with(s, &script_family)
+}
+
+/// The family a script serves, as `vcsim check` finds it: the one whose
+/// required hooks it defines. A script that serves none, or several, is
+/// refused with the families it could serve.
+pub fn script_family(path: &str) -> Result<Family, String> {
+    let script = vcsim_script::Script::load(Path::new(path))?;
+    match script.families().as_slice() {
+        [one] => Ok(*one),
+        [] => {
+            // `check` says what the script defines instead.
+            Err(vcsim_script::check(Path::new(path))
+                .err()
+                .unwrap_or_else(|| format!("{path}: defines no policy hook")))
+        }
+        several => {
+            let keys: Vec<&str> = several.iter().map(|f| f.key()).collect();
+            Err(format!(
+                "{path} implements the hooks of several families ({}); say which, as in `{}={path}`",
+                keys.join(", "),
+                keys[0]
+            ))
+        }
+    }
+}
 
 /// Builds the registry for these plugins and specs, and checks that every
 /// name in every spec resolves before the first run starts.
@@ -16,8 +47,28 @@ pub fn registry_for(plugins: &[PathBuf], specs: &[PolicySpec]) -> Result<Registr
             if name.ends_with(".rhai") && reg.get(f, name).is_none() {
                 crate::scripts::register_script(&mut reg, f, name)?;
             }
+            if reg.get(f, name).is_none() {
+                return Err(Failure::input(unknown(&reg, f, name)));
+            }
         }
         reg.resolve(spec).map_err(Failure::input)?;
     }
     Ok(reg)
+}
+
+/// What to say of a name no policy of the family has: the names it has,
+/// and how the other kinds of policy are named.
+fn unknown(reg: &Registry, f: Family, name: &str) -> String {
+    let known: Vec<&str> = reg
+        .entries()
+        .filter(|e| e.family == f)
+        .map(|e| e.name.as_str())
+        .collect();
+    format!(
+        "no {f} policy named `{}`; the known {f} policies are {}. A script is named by its path \
+         (`{}=my_policy.rhai`); a compiled plugin's policies need `--plugin LIB`",
+        crate::output::name(name),
+        known.join(", "),
+        f.key()
+    )
 }

@@ -31,7 +31,7 @@ pub fn import(input: &Path, out: Option<&Path>) -> Result<(), Failure> {
                     .sum::<usize>()
             );
         }
-        None => print!("{}", imp.toml),
+        None => crate::output::emit(&imp.toml)?,
     }
     Ok(())
 }

@@ -47,7 +47,8 @@ pub enum Command {
     /// One run of a scenario under one policy.
     Run {
         scenario: PathBuf,
-        /// Policy: `CS2_WF2_WS2_JC2` or `cpu=cs2,fetch=wf2,...`. Default:
+        /// Policy: `CS2_WF2_WS2_JC2`, `cpu=cs2,fetch=wf2,...` or a script
+        /// (`my_policy.rhai`: the family its hooks implement). Default:
         /// `CS2_WF2_WS2_JC2`, or on a host whose projects use its GPUs
         /// `cpu=cs2,fetch=gpu,send=gpu,estimate=jc2`.
         #[arg(long)]
@@ -55,6 +56,11 @@ pub enum Command {
         /// Override the scenario's seed.
         #[arg(long)]
         seed: Option<u64>,
+        /// Change the scenario (repeatable): a dotted path (`host.ncpus=4`,
+        /// `project.*.latency_bound_days=3`) or a sweep's knob (`slack=5`,
+        /// `mix=3`, `buffer_hours=6`, ...), as in a sweep's `[set]`.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
         /// Write what ran where and when: HTML or CSV by the file's extension.
@@ -71,7 +77,7 @@ pub enum Command {
     /// intervals and the differences from the first policy.
     Compare {
         scenario: PathBuf,
-        /// Policies to compare (repeat; the first is the baseline).
+        /// Policies to compare (repeat; the first is the baseline), as `run --policy` takes them.
         #[arg(long, required = true)]
         policy: Vec<String>,
         /// Runs per policy, on seeds seed, seed+1, ...
@@ -79,6 +85,9 @@ pub enum Command {
         replications: u32,
         #[arg(long)]
         seed: Option<u64>,
+        /// Change the scenario (repeatable), as `run --set` does.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
         /// Worker threads (default: all cores). Output does not depend on it.
@@ -137,10 +146,47 @@ impl Failure {
             message: message.into(),
         }
     }
+    /// Standard output was closed by its reader (`vcsim ... | head`): the
+    /// command stops, and vcsim exits 0 without a word, as `head` expects.
+    pub fn closed() -> Failure {
+        Failure {
+            status: 0,
+            message: String::new(),
+        }
+    }
+}
+
+/// The backstop for output that does not go through `output::emit` yet:
+/// `print!` panics on a write error; a closed standard output then ends
+/// vcsim quietly with status 0, another write error with status 1 and one
+/// line, never with a panic's message and status 101.
+fn quiet_on_output_errors() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let p = info.payload();
+        let msg = p
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| p.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") {
+            if msg.contains("os error 32") || msg.contains("Broken pipe") {
+                std::process::exit(0);
+            }
+            let why = msg.trim_start_matches("failed printing to stdout: ");
+            output::note(&format!("error: cannot write to standard output: {why}"));
+            std::process::exit(1);
+        }
+        if msg.starts_with("failed printing to stderr") {
+            std::process::exit(1);
+        }
+        default(info)
+    }));
 }
 
 fn main() -> ExitCode {
     vcsim_builtin::link();
+    quiet_on_output_errors();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -151,8 +197,9 @@ fn main() -> ExitCode {
     };
     match commands::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(f) if f.status == 0 => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("error: {}", output::printable(&f.message));
+            output::note(&format!("error: {}", output::printable(&f.message)));
             ExitCode::from(f.status)
         }
     }

@@ -4,6 +4,41 @@ use crate::compare::{Comparison, Verdict};
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
 use vcsim_framework::{Metrics, RunReport};
 
+/// Writes `text` to standard output: all the commands' output goes
+/// through here (or [`emitln`]), never through `print!`, which panics on a
+/// write error. A closed pipe (`vcsim compare ... | head`) ends the command
+/// quietly with status 0 ([`crate::Failure::closed`]); any other write
+/// error is a failure, status 1, naming it.
+pub fn emit(text: &str) -> Result<(), crate::Failure> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| stdout_error(&e))
+}
+
+/// [`emit`] with a line break.
+pub fn emitln(line: &str) -> Result<(), crate::Failure> {
+    emit(&format!("{line}\n"))
+}
+
+/// The failure a write to standard output ends in: quiet (status 0) when
+/// the reader has gone, status 1 otherwise.
+pub fn stdout_error(e: &std::io::Error) -> crate::Failure {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        crate::Failure::closed()
+    } else {
+        crate::Failure::running(format!("cannot write to standard output: {e}"))
+    }
+}
+
+/// A line for standard error (notes, warnings, errors). A standard error
+/// that cannot be written to is ignored: there is nowhere to say so.
+pub fn note(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 fn table(header: Vec<String>) -> Table {
     let mut t = Table::new();
     t.load_preset(ASCII_MARKDOWN)

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use vcsim_sweep::{RunOptions, Shard, Sweep};
 
 fn load(file: &Path, plugins: &[PathBuf]) -> Result<(Sweep, vcsim_framework::Registry), Failure> {
-    let sweep = Sweep::load(file).map_err(|e| Failure::input(e.to_string()))?;
+    let sweep = Sweep::load_with(file, &crate::extensions::parse_spec)
+        .map_err(|e| Failure::input(e.to_string()))?;
     let reg = match crate::extensions::registry_for(plugins, &sweep.specs) {
         Ok(r) => r,
         Err(f) => {
@@ -32,7 +33,7 @@ fn outcome(out: &Path, runs: usize, failed: usize) -> Result<(), Failure> {
             out.display()
         )));
     }
-    eprintln!("{runs} runs written to {}", out.display());
+    crate::output::note(&format!("{runs} runs written to {}", out.display()));
     Ok(())
 }
 
@@ -64,7 +65,7 @@ pub fn sweep(
     let man = vcsim_sweep::write_outputs(out, &sweep.manifest(opts.shard), &rows)
         .map_err(|e| Failure::running(format!("cannot write the results: {e}")))?;
     if sweep.def.axes.is_empty() {
-        eprintln!("note: the sweep has no axis, so no plots; summary.csv has each policy's mean, interval and paired difference");
+        crate::output::note("note: the sweep has no axis, so no plots; summary.csv has each policy's mean, interval and paired difference");
     }
     outcome(out, man.runs, man.failed_runs)
 }
@@ -91,7 +92,7 @@ pub fn check_sweep(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             sweep.cells.len()
         )));
     }
-    println!(
+    crate::output::emitln(&format!(
         "{}: sweep `{}` is valid ({} cells x {} policies x {} replications = {} runs)",
         file.display(),
         crate::output::name(&sweep.def.name),
@@ -99,6 +100,5 @@ pub fn check_sweep(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
         sweep.specs.len(),
         sweep.def.replications,
         sweep.cells.len() * sweep.specs.len() * sweep.def.replications as usize
-    );
-    Ok(())
+    ))
 }

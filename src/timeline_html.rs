@@ -6,24 +6,33 @@
 //! fall in one pixel column are aggregated (the project that used most of
 //! it, shaded by how busy the lane was), so a 100-day run stays usable.
 //!
-//! Lanes: the timeline records which resource a job used, not which
-//! instance; instances are assigned here, each stretch to the first lane of
-//! its resource that is free at its start (so no two stretches of a lane
-//! overlap, and the number of lanes is the most that ran at once).
+//! Lanes: the timeline records how much of each resource a stretch
+//! computed on, not which instances; the page assigns them ([`pack`]), so
+//! that a stretch covers as many lanes as it computes on (a 4-CPU job four
+//! lanes, a 0.5-GPU job half of one GPU's lane), two fractional jobs share
+//! an instance, and no two pieces of a lane overlap.
 
 use serde::Serialize;
-use vcsim_framework::{timeline::Timeline, RunReport};
+use vcsim_framework::{timeline::Timeline, RunReport, CPU};
 
-/// A stretch as the page reads it: [lane, start, end, project, job, flags
-/// (1: EDF, 2: late), deadline, CPUs or GPUs held].
-type Seg = (usize, f64, f64, usize, u64, u8, f64, f64);
+/// A piece of a stretch on one lane, as the page reads it: [lane, start,
+/// end, project, job, flags (1: EDF, 2: late, 4: the CPU part of a GPU
+/// job), deadline, stretch (index: the pieces of one stretch share it),
+/// top, bottom (the part of the lane's height it covers, 0 to 1)].
+type Piece = (usize, f64, f64, usize, u64, u8, f64, usize, f64, f64);
+
+/// A stretch as the tooltip reads it: [resource, CPUs computed on, CPUs
+/// held, instances of its GPU].
+type Stretch = (usize, f64, f64, f64);
 
 #[derive(Serialize)]
 struct Page<'a> {
     title: String,
     projects: &'a [String],
+    rsc_names: &'a [String],
     lanes: Vec<String>,
-    segs: Vec<Seg>,
+    segs: Vec<Piece>,
+    stretches: Vec<Stretch>,
     /// [time, project, reached (0/1), jobs]
     rpcs: Vec<(f64, usize, u8, u32)>,
     off: &'a [(f64, f64)],
@@ -31,16 +40,165 @@ struct Page<'a> {
     metrics: &'a vcsim_framework::Metrics,
 }
 
-fn lanes(tl: &Timeline) -> (Vec<String>, Vec<usize>) {
+/// Amounts closer than this are equal (shares are ratios of small numbers).
+const EPS: f64 = 1e-9;
+
+/// One piece placed on a lane: a part of `seg`'s stretch, or of its CPU
+/// part (`cpu_part`), covering `[top, bottom)` of `lane`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placed {
+    pub seg: usize,
+    pub cpu_part: bool,
+    pub lane: usize,
+    pub top: f64,
+    pub bottom: f64,
+}
+
+/// A lane's pieces that have not ended yet: [top, bottom, end].
+type Busy = Vec<(f64, f64, f64)>;
+
+/// The free gaps of a lane, top first.
+fn gaps(busy: &Busy) -> Vec<(f64, f64)> {
+    let mut b: Vec<(f64, f64)> = busy.iter().map(|&(t, bo, _)| (t, bo)).collect();
+    b.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut out = Vec::new();
+    let mut at = 0.0;
+    for (t, bo) in b {
+        if t > at + EPS {
+            out.push((at, t));
+        }
+        at = f64::max(at, bo);
+    }
+    if at < 1.0 - EPS {
+        out.push((at, 1.0));
+    }
+    out
+}
+
+fn is_free(busy: &Busy) -> bool {
+    busy.is_empty()
+}
+
+/// Places `amount` instances on `lanes`, trying the lanes in `order`:
+/// whole free lanes for the whole part (the first run of adjacent ones if
+/// there is one, else the first ones in `order`), the fraction in the first
+/// gap large enough (top first); failing that, split over the free gaps,
+/// the largest first; what is left (only if more ran than there are
+/// instances) on new lanes.
+fn place(
+    lanes: &mut Vec<Busy>,
+    order: &[usize],
+    amount: f64,
+    keep: bool,
+) -> Vec<(usize, f64, f64)> {
+    let whole = (amount + EPS).floor() as usize;
+    let frac = if amount - whole as f64 > EPS {
+        amount - whole as f64
+    } else {
+        0.0
+    };
+    // Whole lanes: a run of adjacent free lanes, unless the job keeps its own.
+    let free: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|&l| is_free(&lanes[l]))
+        .collect();
+    let mut chosen: Option<Vec<usize>> = None;
+    if whole == 0 {
+        chosen = Some(Vec::new());
+    } else if free.len() >= whole {
+        if !keep {
+            let mut sorted = free.clone();
+            sorted.sort_unstable();
+            chosen = sorted
+                .windows(whole)
+                .find(|w| w[whole - 1] - w[0] == whole - 1)
+                .map(|w| w.to_vec());
+        }
+        if chosen.is_none() {
+            chosen = Some(free[..whole].to_vec());
+        }
+    }
+    if let Some(ws) = chosen {
+        let frac_at = if frac > 0.0 {
+            order.iter().filter(|l| !ws.contains(l)).find_map(|&l| {
+                gaps(&lanes[l])
+                    .into_iter()
+                    .find(|g| g.1 - g.0 >= frac - EPS)
+                    .map(|g| (l, g.0))
+            })
+        } else {
+            None
+        };
+        if frac == 0.0 || frac_at.is_some() {
+            let mut out: Vec<(usize, f64, f64)> = ws.iter().map(|&l| (l, 0.0, 1.0)).collect();
+            if let Some((l, top)) = frac_at {
+                out.push((l, top, top + frac));
+            }
+            return out;
+        }
+    }
+    // Split over the free gaps, the largest first (the fewest pieces), in
+    // `order` among equal ones.
+    let mut all: Vec<(usize, f64, f64)> = order
+        .iter()
+        .flat_map(|&l| gaps(&lanes[l]).into_iter().map(move |(a, b)| (l, a, b)))
+        .collect();
+    all.sort_by(|x, y| (y.2 - y.1).total_cmp(&(x.2 - x.1)));
+    let mut left = amount;
+    let mut out = Vec::new();
+    for (l, a, b) in all {
+        if left <= EPS {
+            break;
+        }
+        let take = f64::min(left, b - a);
+        out.push((l, a, a + take));
+        left -= take;
+    }
+    while left > EPS {
+        lanes.push(Vec::new());
+        let take = f64::min(left, 1.0);
+        out.push((lanes.len() - 1, 0.0, take));
+        left -= take;
+    }
+    out
+}
+
+/// Assigns lanes to every stretch, resource by resource: returns the lane
+/// names and the pieces. A lane is one instance. Stretches are placed in
+/// order of their start; at one time, the stretches of jobs that continue
+/// one that just ended first, then larger ones, then by job id. A job that
+/// continues tries its former lanes first. The CPU lanes carry the CPU
+/// jobs and the CPU part of GPU jobs (what they compute on of the CPUs).
+pub fn pack(tl: &Timeline) -> (Vec<String>, Vec<Placed>) {
     let mut names = Vec::new();
-    let mut seg_lane = vec![0usize; tl.segments.len()];
+    let mut pieces = Vec::new();
     for (r, rname) in tl.rsc_names.iter().enumerate() {
-        let mut idx: Vec<usize> = (0..tl.segments.len())
-            .filter(|&i| tl.segments[i].rsc == r)
-            .collect();
-        idx.sort_by(|&a, &b| {
-            let (x, y) = (&tl.segments[a], &tl.segments[b]);
-            x.start.total_cmp(&y.start).then(x.job.cmp(&y.job))
+        // (segment, CPU part, amount)
+        let mut items: Vec<(usize, bool, f64)> = Vec::new();
+        for (i, s) in tl.segments.iter().enumerate() {
+            if r == CPU && s.cpus > EPS {
+                items.push((i, s.rsc != CPU, s.cpus));
+            } else if r != CPU && s.rsc == r && s.gpu_count > EPS {
+                items.push((i, false, s.gpu_count));
+            }
+        }
+        // Where each (job, part) was last: (end, lanes).
+        let mut last: std::collections::BTreeMap<(u64, bool), (f64, Vec<usize>)> =
+            Default::default();
+        let continues =
+            |it: &(usize, bool, f64),
+             last: &std::collections::BTreeMap<(u64, bool), (f64, Vec<usize>)>| {
+                let s = &tl.segments[it.0];
+                last.get(&(s.job, it.1)).is_some_and(|(e, _)| *e == s.start)
+            };
+        items.sort_by(|a, b| {
+            let (x, y) = (&tl.segments[a.0], &tl.segments[b.0]);
+            x.start
+                .total_cmp(&y.start)
+                .then(b.2.total_cmp(&a.2))
+                .then(x.job.cmp(&y.job))
+                .then(a.1.cmp(&b.1))
         });
         let instances = tl
             .rsc_instances
@@ -49,51 +207,83 @@ fn lanes(tl: &Timeline) -> (Vec<String>, Vec<usize>) {
             .unwrap_or(1.0)
             .ceil()
             .max(1.0) as usize;
-        let mut free_at: Vec<f64> = vec![f64::NEG_INFINITY; instances];
-        for i in idx {
-            let s = &tl.segments[i];
-            let lane = match free_at.iter().position(|&t| t <= s.start) {
-                Some(l) => l,
-                None => {
-                    free_at.push(f64::NEG_INFINITY);
-                    free_at.len() - 1
+        let mut lanes: Vec<Busy> = vec![Vec::new(); instances];
+        let mut k = 0;
+        while k < items.len() {
+            // The stretches that start at one time: continuing ones first.
+            let t = tl.segments[items[k].0].start;
+            let mut n = k;
+            while n < items.len() && tl.segments[items[n].0].start == t {
+                n += 1;
+            }
+            let mut group: Vec<(usize, bool, f64)> = items[k..n].to_vec();
+            group.sort_by_key(|it| !continues(it, &last));
+            for l in lanes.iter_mut() {
+                l.retain(|&(_, _, e)| e > t);
+            }
+            for it in group {
+                let s = &tl.segments[it.0];
+                let before = last.get(&(s.job, it.1)).filter(|(e, _)| *e == s.start);
+                let mut order: Vec<usize> = before.map(|(_, ls)| ls.clone()).unwrap_or_default();
+                let rest: Vec<usize> = (0..lanes.len()).filter(|l| !order.contains(l)).collect();
+                order.extend(rest);
+                let got = place(&mut lanes, &order, it.2, before.is_some());
+                let mut used = Vec::new();
+                for (l, top, bottom) in got {
+                    lanes[l].push((top, bottom, s.end));
+                    if !used.contains(&l) {
+                        used.push(l);
+                    }
+                    pieces.push(Placed {
+                        seg: it.0,
+                        cpu_part: it.1,
+                        lane: names.len() + l,
+                        top,
+                        bottom,
+                    });
                 }
-            };
-            free_at[lane] = s.end;
-            seg_lane[i] = names.len() + lane;
+                last.insert((s.job, it.1), (s.end, used));
+            }
+            k = n;
         }
         let label = if rname == "cpu" {
             "CPU"
         } else {
             rname.as_str()
         };
-        for l in 0..free_at.len() {
-            names.push(format!("{label} {l}"));
+        for l in 0..lanes.len() {
+            if l < instances {
+                names.push(format!("{label} {l}"));
+            } else {
+                names.push(format!("{label} {l} (over)"));
+            }
         }
     }
-    (names, seg_lane)
+    (names, pieces)
 }
 
 /// The page for a run's timeline.
 pub fn render(tl: &Timeline, r: &RunReport) -> String {
-    let (lane_names, seg_lane) = lanes(tl);
+    let (lane_names, placed) = pack(tl);
     let mut end: f64 = 0.0;
-    let segs = tl
-        .segments
+    for s in &tl.segments {
+        end = end.max(s.end);
+    }
+    let segs = placed
         .iter()
-        .zip(&seg_lane)
-        .map(|(s, &lane)| {
-            end = end.max(s.end);
-            let flags = u8::from(s.deadline_mode) | (u8::from(s.late) << 1);
-            let amount = if s.rsc == vcsim_framework::CPU {
-                s.cpus
-            } else {
-                s.gpu_count
-            };
+        .map(|p| {
+            let s = &tl.segments[p.seg];
+            let flags =
+                u8::from(s.deadline_mode) | (u8::from(s.late) << 1) | (u8::from(p.cpu_part) << 2);
             (
-                lane, s.start, s.end, s.project, s.job, flags, s.deadline, amount,
+                p.lane, s.start, s.end, s.project, s.job, flags, s.deadline, p.seg, p.top, p.bottom,
             )
         })
+        .collect();
+    let stretches = tl
+        .segments
+        .iter()
+        .map(|s| (s.rsc, s.cpus, s.cpus_held, s.gpu_count))
         .collect();
     let rpcs = tl
         .rpcs
@@ -109,8 +299,10 @@ pub fn render(tl: &Timeline, r: &RunReport) -> String {
     let page = Page {
         title: format!("{} · {} · seed {}", r.scenario, r.policy, r.seed),
         projects: &tl.project_names,
+        rsc_names: &tl.rsc_names,
         lanes: lane_names,
         segs,
+        stretches,
         rpcs,
         off: &tl.host_off,
         end: end.max(1.0),
@@ -161,7 +353,7 @@ canvas { display: block; cursor: crosshair; }
   <span id="legend"></span>
 </div>
 <div id="wrap"><div id="labels"></div><div id="plot"><canvas id="cv"></canvas><div id="tip"></div></div></div>
-<p style="color:#666">Wheel: zoom · drag: pan · hover: details. Dark top edge: the job ran in EDF (deadline) mode; red bottom edge and hatching: the job was reported late. Grey: host unavailable. RPC ticks: filled when the project answered, hollow when it was down. Zoomed out, a pixel column shows the project that used most of it, paler when the lane was partly idle.</p>
+<p style="color:#666">Wheel: zoom · drag: pan · hover: details. A lane is one CPU or GPU; a job covers as many lanes as it computes on (a 4-CPU job four lanes, a 0.5-GPU job half a lane), and a GPU job's share of the CPUs is drawn paler on the CPU lanes. Dark top edge: the job ran in EDF (deadline) mode; red bottom edge and hatching: the job was reported late. Grey: host unavailable. RPC ticks: filled when the project answered, hollow when it was down. Zoomed out, a pixel column shows the project that used most of it, paler when the lane was partly idle.</p>
 <pre id="selftest" hidden></pre>
 <script id="data" type="application/json">{{DATA}}</script>
 <script>
@@ -260,26 +452,31 @@ canvas { display: block; cursor: crosshair; }
       for (const s of byLane[l]) {
         if (s[2] < t0 || s[1] > t1) continue;
         const x0 = X(s[1]), x1 = X(s[2]);
+        // The part of the lane's height the piece covers.
+        const py = y + 1 + s[8] * h, ph = (s[9] - s[8]) * h, band = Math.min(4, ph / 3);
         if (x1 - x0 >= 2) {
-          ctx.fillStyle = color(s[3]); ctx.fillRect(x0, y + 1, x1 - x0, h);
-          if (s[5] & 1) { ctx.fillStyle = "rgba(0,0,0,0.75)"; ctx.fillRect(x0, y + 1, x1 - x0, 4); }
+          ctx.fillStyle = color(s[3]);
+          if (s[5] & 4) ctx.globalAlpha = 0.45;
+          ctx.fillRect(x0, py, x1 - x0, ph);
+          ctx.globalAlpha = 1;
+          if (s[5] & 1) { ctx.fillStyle = "rgba(0,0,0,0.75)"; ctx.fillRect(x0, py, x1 - x0, band); }
           if (s[5] & 2) {
-            ctx.fillStyle = "#d00"; ctx.fillRect(x0, y + h - 3, x1 - x0, 4);
-            ctx.save(); ctx.beginPath(); ctx.rect(x0, y + 1, x1 - x0, h); ctx.clip();
+            ctx.fillStyle = "#d00"; ctx.fillRect(x0, py + ph - band, x1 - x0, band);
+            ctx.save(); ctx.beginPath(); ctx.rect(x0, py, x1 - x0, ph); ctx.clip();
             ctx.strokeStyle = "rgba(200,0,0,0.45)";
             for (let xx = x0 - h; xx < x1; xx += 6) { ctx.beginPath(); ctx.moveTo(xx, y + h + 1); ctx.lineTo(xx + h, y + 1); ctx.stroke(); }
             ctx.restore();
           }
-          if (x1 - x0 > 2) { ctx.strokeStyle = "rgba(255,255,255,0.7)"; ctx.strokeRect(x0 + 0.5, y + 1.5, x1 - x0 - 1, h - 1); }
+          if (x1 - x0 > 2 && ph > 2) { ctx.strokeStyle = "rgba(255,255,255,0.7)"; ctx.strokeRect(x0 + 0.5, py + 0.5, x1 - x0 - 1, ph - 1); }
           stats.drawn++;
         } else {
-          // Aggregate: time per project in each pixel column.
+          // Aggregate: instance-time per project in each pixel column.
           const a = Math.max(0, Math.floor(x0)), b = Math.min(W - 1, Math.floor(x1));
           for (let px = a; px <= b; px++) {
             const lo = Math.max(s[1], T(px)), hi = Math.min(s[2], T(px + 1));
             if (hi <= lo) continue;
             let c = cols.get(px); if (!c) { c = new Float64Array(NP + 2); cols.set(px, c); }
-            c[s[3]] += hi - lo; if (s[5] & 1) c[NP] = 1; if (s[5] & 2) c[NP + 1] = 1;
+            c[s[3]] += (hi - lo) * (s[9] - s[8]); if (s[5] & 1) c[NP] = 1; if (s[5] & 2) c[NP + 1] = 1;
           }
           stats.aggregated++;
         }
@@ -302,15 +499,26 @@ canvas { display: block; cursor: crosshair; }
   function segAt(x, y) {
     const l = Math.floor((y - lanesTop) / LANE_H);
     if (l < 0 || l >= NL) return null;
+    // Where in the lane's height: a piece that covers it wins over one beside.
+    const v = (y - lanesTop - l * LANE_H - 1) / (LANE_H - 4);
     const t = T(x), slop = 3 * (t1 - t0) / W;
     let best = null, bd = Infinity;
     for (const s of byLane[l]) {
       if (s[1] - slop > t) break;
       const d = t < s[1] ? s[1] - t : t > s[2] ? t - s[2] : 0;
-      if (d <= slop && d < bd) { bd = d; best = s; }
+      const dv = v < s[8] ? s[8] - v : v > s[9] ? v - s[9] : 0;
+      const score = d + (dv > 0 ? slop + dv : 0);
+      if (d <= slop && score < bd) { bd = score; best = s; }
     }
     return best;
   }
+  // The lanes of a stretch (its pieces share the stretch index).
+  function lanesOf(k) {
+    const out = [];
+    for (const s of D.segs) if (s[7] === k && !out.includes(s[0])) out.push(s[0]);
+    return out.sort((a, b) => a - b);
+  }
+  const num = (x) => String(+x.toFixed(3));
   function rpcAt(x, y) {
     const ry = AXIS_H + OFF_H + GAP;
     if (y < ry || y > ry + RPC_H) return null;
@@ -319,9 +527,14 @@ canvas { display: block; cursor: crosshair; }
     return best;
   }
   function describe(s) {
-    return "job " + s[4] + " · project " + D.projects[s[3]] + " · " + D.lanes[s[0]] +
+    const [rsc, cpus, held, gpus] = D.stretches[s[7]];
+    const holds = rsc === 0
+      ? "holds " + num(held) + " CPU" + (held === 1 ? "" : "s") + (Math.abs(cpus - held) > 1e-9 ? ", computed on " + num(cpus) + " (CPUs over-committed)" : "")
+      : "holds " + num(gpus) + " " + D.rsc_names[rsc] + " GPU and " + num(held) + " CPU" + (Math.abs(cpus - held) > 1e-9 ? ", computed on " + num(cpus) + " CPU" : "");
+    return "job " + s[4] + " · project " + D.projects[s[3]] + " · " + lanesOf(s[7]).map((l) => D.lanes[l]).join(", ") +
+      ((s[5] & 4) ? " (its CPU part)" : "") +
       "\nran " + fmt(s[1]) + " → " + fmt(s[2]) + " (" + ((s[2] - s[1]) / 3600).toFixed(2) + " h)" +
-      "\ndeadline " + fmt(s[6]) + " · " + (s[7] || 1) + (D.lanes[s[0]].startsWith("CPU") ? " CPU" : " GPU") +
+      "\ndeadline " + fmt(s[6]) + " · " + holds +
       "\nEDF mode: " + ((s[5] & 1) ? "yes" : "no") + " · reported late: " + ((s[5] & 2) ? "yes" : "no");
   }
   function hover(ev) {
@@ -364,27 +577,44 @@ canvas { display: block; cursor: crosshair; }
   // For tests (and the curious): `#selftest` hovers the middle of the
   // longest job drawn and records what a person would see.
   window.vcsimTimeline = { lanes: NL, stats, zoom: (a, b) => { t0 = a; t1 = b; draw(); } };
-  if (location.hash === "#selftest" || location.hash === "#selftest-zoom") {
+  if (location.hash === "#selftest" || location.hash === "#selftest-zoom" || location.hash === "#selftest-widest") {
     if (location.hash === "#selftest-zoom" && D.segs.length) {
       const s = D.segs.reduce((a, b) => (b[2] - b[1] > a[2] - a[1] ? b : a));
       t0 = Math.max(0, s[1] - (s[2] - s[1])); t1 = s[2] + (s[2] - s[1]); draw();
     }
     const out = { lanes: NL, lane_labels: document.querySelectorAll(".lane-label").length, segments: D.segs.length,
       drawn: stats.drawn, aggregated: stats.aggregated, tooltip: null, pixel_matches_project: null, hovered_job: null };
+    // The longest piece that is a job's own (not a GPU job's CPU part) and
+    // covers at least half of its lane; `#selftest-widest`: of the
+    // stretches on the most lanes.
+    const wide = location.hash === "#selftest-widest", nl = new Map();
+    if (wide) for (const s of D.segs) nl.set(s[7], (nl.get(s[7]) || 0) + 1);
     let best = null;
     for (const s of D.segs) {
-      const w = Math.min(X(s[2]), W) - Math.max(X(s[1]), 0);
-      if (!best || w > best.w) best = { s, w };
+      if ((s[5] & 4) || s[9] - s[8] < 0.5) continue;
+      const w = Math.min(X(s[2]), W) - Math.max(X(s[1]), 0), n = wide ? nl.get(s[7]) : 0;
+      if (!best || n > best.n || (n === best.n && w > best.w)) best = { s, w, n };
     }
     if (best) {
       const s = best.s, rect = cv.getBoundingClientRect();
-      const x = Math.round((Math.max(X(s[1]), 0) + Math.min(X(s[2]), W)) / 2), y = Math.round(lanesTop + s[0] * LANE_H + LANE_H / 2);
+      const x = Math.round((Math.max(X(s[1]), 0) + Math.min(X(s[2]), W)) / 2);
+      const y = Math.round(lanesTop + s[0] * LANE_H + 1 + (s[8] + s[9]) / 2 * (LANE_H - 4));
       cv.dispatchEvent(new MouseEvent("mousemove", { clientX: rect.left + x, clientY: rect.top + y, bubbles: true }));
       out.tooltip = tip.style.display === "block" ? tip.textContent : null;
       out.hovered_job = s[4];
+      out.hovered_lanes = lanesOf(s[7]).length;
       const dpr = window.devicePixelRatio || 1;
       const px = ctx.getImageData(Math.floor(x * dpr), Math.floor(y * dpr), 1, 1).data, want = rgb(s[3]);
       out.pixel_matches_project = Math.abs(px[0] - want[0]) + Math.abs(px[1] - want[1]) + Math.abs(px[2] - want[2]) < 120;
+      // The lanes whose pixel at the middle of the stretch's piece there
+      // has the job's colour.
+      out.lanes_in_colour = 0;
+      for (const q of D.segs) {
+        if (q[7] !== s[7]) continue;
+        const qy = Math.round(lanesTop + q[0] * LANE_H + 1 + (q[8] + q[9]) / 2 * (LANE_H - 4));
+        const c = ctx.getImageData(Math.floor(x * dpr), Math.floor(qy * dpr), 1, 1).data;
+        if (Math.abs(c[0] - want[0]) + Math.abs(c[1] - want[1]) + Math.abs(c[2] - want[2]) < 120) out.lanes_in_colour++;
+      }
     }
     const pre = document.getElementById("selftest");
     pre.textContent = JSON.stringify(out); pre.hidden = false;

@@ -3,18 +3,18 @@
 //! run, so that a policy author can iterate without restarting.
 //!
 //! Files are polled (modification time and size) a few times a second.
-//! The loop ends when standard input closes (Ctrl-D, or `q` and Enter;
-//! Enter alone forces a re-run), or after `VCSIM_WATCH_MAX_RUNS` runs, so
-//! that a test can drive it.
+//! On a terminal the loop ends when standard input closes (Ctrl-D, or `q`
+//! and Enter; Enter alone forces a re-run); without one it goes on until it
+//! is stopped. Either way it ends after `VCSIM_WATCH_MAX_RUNS` runs when
+//! that is set, so that a test can drive it.
 
-use crate::compare::Comparison;
+use crate::compare::{verdict, Comparison, Estimate};
 use crate::output::name;
 use crate::Failure;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
-use vcsim_framework::Metrics;
 
 /// How often the files are looked at.
 const POLL: Duration = Duration::from_millis(200);
@@ -51,12 +51,15 @@ fn stamp(files: &[PathBuf]) -> Stamp {
 }
 
 /// How each metric of each policy moved from `old` to `new`: one line per
-/// policy and metric, with the direction judged by the metric's sense
-/// (lower is better except for jobs on time). Policies absent from `old`
-/// are marked new.
+/// policy and metric. A move is called better or worse (by the metric's
+/// sense: lower is better except for jobs on time) only when the paired
+/// difference over the replications (same seeds, before and after) has a
+/// 95% interval that excludes zero; otherwise "no significant difference",
+/// or "n/a" with one replication. Policies absent from `old` are marked new.
 pub fn diff(old: &Comparison, new: &Comparison) -> String {
     let mut out = String::from("changes since the last run:\n");
     let mut any = false;
+    let paired = old.seeds == new.seeds;
     for p in &new.policies {
         let before = old.policies.iter().find(|o| o.policy == p.policy);
         let Some(before) = before else {
@@ -69,12 +72,23 @@ pub fn diff(old: &Comparison, new: &Comparison) -> String {
                 continue;
             };
             let d = m.mean - b.mean;
-            let how = if d == 0.0 {
+            let how = if d == 0.0 && m.values == b.values {
                 "unchanged".to_string()
             } else {
-                let better = (d < 0.0) == Metrics::lower_is_better(&m.metric);
                 any = true;
-                format!("{d:+.6} ({})", if better { "better" } else { "worse" })
+                let verdict = if paired && m.values.len() == b.values.len() {
+                    let diffs: Vec<f64> =
+                        m.values.iter().zip(&b.values).map(|(x, y)| x - y).collect();
+                    let e = Estimate::of(&diffs);
+                    let span = match (e.low(), e.high()) {
+                        (Some(lo), Some(hi)) => format!(" [{lo:+.6}, {hi:+.6}]"),
+                        _ => String::new(),
+                    };
+                    format!("{span} {}", verdict(&m.metric, &e).text())
+                } else {
+                    " n/a (other seeds)".to_string()
+                };
+                format!("{d:+.6}{verdict}")
             };
             out.push_str(&format!(
                 "  {:<28} {:<16} {:>14.6} -> {:>14.6}  {how}\n",
@@ -118,28 +132,36 @@ where
     let files = watched_files(scenario, policies);
     let limit = max_runs();
     let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut lines = stdin.lock();
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match lines.read_line(&mut line) {
-                Ok(0) | Err(_) => {
-                    let _ = tx.send(Event::Quit);
-                    return;
-                }
-                Ok(_) if line.trim() == "q" => {
-                    let _ = tx.send(Event::Quit);
-                    return;
-                }
-                Ok(_) => {
-                    if tx.send(Event::Rerun).is_err() {
+    // Without a terminal (a pipe, /dev/null, a CI job) standard input is no
+    // keyboard: the watch goes on until it is killed or has made
+    // `VCSIM_WATCH_MAX_RUNS` runs, instead of ending at once on end of file.
+    let keyboard = std::io::IsTerminal::is_terminal(&std::io::stdin());
+    // Kept so that, without a keyboard, the channel stays open.
+    let _sender = tx.clone();
+    let _keys = keyboard.then(|| {
+        std::thread::spawn(move || {
+            let stdin = std::io::stdin();
+            let mut lines = stdin.lock();
+            let mut line = String::new();
+            loop {
+                line.clear();
+                match lines.read_line(&mut line) {
+                    Ok(0) | Err(_) => {
+                        let _ = tx.send(Event::Quit);
                         return;
+                    }
+                    Ok(_) if line.trim() == "q" => {
+                        let _ = tx.send(Event::Quit);
+                        return;
+                    }
+                    Ok(_) => {
+                        if tx.send(Event::Rerun).is_err() {
+                            return;
+                        }
                     }
                 }
             }
-        }
+        })
     });
     let names: Vec<String> = files
         .iter()
@@ -164,9 +186,9 @@ where
         runs += 1;
         match once() {
             Ok(c) => {
-                print!("{}", show(&c));
+                crate::output::emit(&show(&c))?;
                 if let Some(prev) = &last {
-                    print!("{}", diff(prev, &c));
+                    crate::output::emit(&diff(prev, &c))?;
                 }
                 status = 0;
                 if let Some(f) = c.failure() {
@@ -184,10 +206,10 @@ where
         if limit.is_some_and(|n| runs >= n) {
             return end(status);
         }
-        println!(
+        crate::output::emitln(&format!(
             "watching {} (Enter re-runs, Ctrl-D or q ends)",
             names.join(", ")
-        );
+        ))?;
         let _ = std::io::stdout().flush();
         // Wait for a change, a re-run request or the end.
         loop {
@@ -200,7 +222,7 @@ where
             let now = stamp(&files);
             if now != seen {
                 seen = now;
-                println!("changed: re-running");
+                crate::output::emitln("changed: re-running")?;
                 break;
             }
         }
@@ -213,24 +235,32 @@ mod tests {
     use crate::compare::{MetricSummary, PolicySummary};
 
     fn comp(idleness: f64, on_time: f64) -> Comparison {
+        comp_n(&[idleness], &[on_time])
+    }
+
+    /// A comparison of one policy over replications (seeds 1..).
+    fn comp_n(idleness: &[f64], on_time: &[f64]) -> Comparison {
+        let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
         Comparison {
             scenario: "s".into(),
-            replications: 1,
-            seeds: vec![1],
+            replications: idleness.len() as u32,
+            seeds: (1..=idleness.len() as u64).collect(),
             policies: vec![PolicySummary {
                 policy: "cpu=x.rhai".into(),
                 metrics: vec![
                     MetricSummary {
                         metric: "idleness".into(),
-                        mean: idleness,
+                        mean: mean(idleness),
                         ci_low: None,
                         ci_high: None,
+                        values: idleness.to_vec(),
                     },
                     MetricSummary {
                         metric: "jobs_on_time".into(),
-                        mean: on_time,
+                        mean: mean(on_time),
                         ci_low: None,
                         ci_high: None,
+                        values: on_time.to_vec(),
                     },
                 ],
             }],
@@ -240,10 +270,19 @@ mod tests {
     }
 
     #[test]
-    fn diff_judges_each_metric_by_its_sense() {
-        let d = diff(&comp(0.2, 10.0), &comp(0.1, 9.0));
-        assert!(d.contains("-0.100000 (better)"), "{d}");
-        assert!(d.contains("-1.000000 (worse)"), "{d}");
+    fn a_move_is_better_or_worse_only_when_its_paired_interval_excludes_zero() {
+        // Three seeds; idleness falls on every seed: better. Jobs on time
+        // fall by 1 on average, but rise on one seed: not significant.
+        let d = diff(
+            &comp_n(&[0.20, 0.30, 0.25], &[10.0, 12.0, 11.0]),
+            &comp_n(&[0.10, 0.21, 0.14], &[7.0, 13.0, 10.0]),
+        );
+        assert!(d.contains("better"), "{d}");
+        assert!(d.contains("no significant difference"), "{d}");
+        assert!(!d.contains("worse"), "{d}");
+        // With one replication there is no interval: no verdict.
+        let one = diff(&comp(0.2, 10.0), &comp(0.1, 9.0));
+        assert!(one.contains("-0.100000 n/a (1 replication)"), "{one}");
         let same = diff(&comp(0.2, 10.0), &comp(0.2, 10.0));
         assert!(
             same.contains("unchanged") && same.contains("nothing moved"),

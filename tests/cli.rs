@@ -240,7 +240,7 @@ fn the_timeline_csv_lists_what_ran_where() {
     assert_eq!(r.status(), 0, "{}", r.stderr());
     let csv = std::fs::read_to_string(&p).unwrap();
     assert!(csv.starts_with(
-        "job,project,resource,cpus,gpus,start_s,end_s,deadline_s,deadline_mode,late\n"
+        "job,project,resource,cpus,gpus,start_s,end_s,deadline_s,deadline_mode,late,cpus_held,reported\n"
     ));
     assert!(csv.lines().count() > 10);
     assert!(csv.contains(",climate,cpu,") && csv.contains(",proteins,cpu,"));

@@ -199,18 +199,20 @@ fn compare_with_one_failing_policy_prints_the_others_and_names_it() {
 
 #[test]
 fn watch_errors_go_to_stderr_with_status_2() {
-    // Standard input is closed: the watch ends after the first run.
-    let r = timed(vcsim(&[
-        "compare",
-        "no/such/scenario.toml",
-        "--policy",
-        "CS2_WF2_WS2_JC2",
-        "--watch",
-    ]));
+    // Without a terminal the watch goes on until its run limit.
+    let r = timed(
+        vcsim(&[
+            "compare",
+            "no/such/scenario.toml",
+            "--policy",
+            "CS2_WF2_WS2_JC2",
+            "--watch",
+        ])
+        .env("VCSIM_WATCH_MAX_RUNS", "1"),
+    );
     r.fails_with(2, &["no/such/scenario.toml", "cannot read"]);
     assert!(!r.stdout().contains("error"), "{}", r.stdout());
-    // The same with a run limit instead of a closed standard input, and for
-    // a scenario that does not validate.
+    // The same for a scenario that does not validate.
     let dir = temp_dir("hostile-watch");
     let scn = short_scenario(&dir, "scenarios/outages.toml", |t| {
         t.replacen("ncpus = 2", "ncpus = 0", 1)

@@ -743,57 +743,6 @@ fn run_length_is_chosen_and_short_runs_are_warned() {
     assert!(!w.contains("app `sim`"), "{w}");
 }
 
-/// Every command shown in book/src/coming-from-boinc.md runs and succeeds.
-/// Files it writes (`--out`, `--timeline`) go to a temporary directory, and
-/// later commands that read them are given the same place.
-#[test]
-fn book_commands_run() {
-    let page = std::fs::read_to_string(root().join("book/src/coming-from-boinc.md")).unwrap();
-    let mut in_sh = false;
-    let mut commands = Vec::new();
-    for line in page.lines() {
-        if line.trim_start().starts_with("```") {
-            in_sh = !in_sh && line.trim() == "```sh";
-            continue;
-        }
-        if in_sh {
-            let cmd = line.split(" # ").next().unwrap().trim();
-            if !cmd.is_empty() {
-                commands.push(cmd.to_string());
-            }
-        }
-    }
-    assert!(commands.len() >= 6, "{commands:?}");
-    let dir = tmp("book");
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut written: Vec<(String, String)> = Vec::new();
-    for cmd in &commands {
-        let words: Vec<&str> = cmd.split_whitespace().collect();
-        assert_eq!(words[0], "vcsim", "{cmd}");
-        let mut args: Vec<String> = Vec::new();
-        for (i, w) in words.iter().enumerate().skip(1) {
-            let out = matches!(words[i - 1], "--out" | "--timeline");
-            let arg = if out {
-                let p = dir.join(w).to_string_lossy().into_owned();
-                written.push((w.to_string(), p.clone()));
-                p
-            } else {
-                written
-                    .iter()
-                    .find(|(name, _)| name == w)
-                    .map_or(w.to_string(), |(_, p)| p.clone())
-            };
-            args.push(arg);
-        }
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, _, stderr) = vcsim(&refs);
-        assert_eq!(code, 0, "{cmd}: {stderr}");
-    }
-    for (name, path) in &written {
-        assert!(Path::new(path).is_file(), "{name} was not written");
-    }
-}
-
 /// app_config.xml entries are matched with the project's apps through maps,
 /// not by comparing every entry with every app (8,000 x 50,000 here). The
 /// file itself is read whole, so roxmltree's node limit bounds it.

@@ -44,6 +44,13 @@ fn browser_or_skip() -> Option<PathBuf> {
 /// A policy whose spec is longer than a legend entry shows.
 const LONG: &str = "cpu=cs1,fetch=wf2,send=ws2,estimate=jc2,disk=share";
 
+/// The legend's entries for [`LONG`] and `CS2_WF2_WS2_JC2`, the caption of
+/// what they share, and the x axis's name.
+const LONG_SHOWN: &str = "cpu=cs1,disk=share";
+const BASE_SHOWN: &str = "cpu=cs2,disk=none";
+const CAPTION: &str = "every policy: fetch=wf2, send=ws2, estimate=jc2";
+const XDESC: &str = "slack (latency bound ÷ job run time; log scale)";
+
 /// Two days of the base scenario, two policies, a log axis (1 to 60).
 fn sweep_file() -> String {
     format!(
@@ -182,16 +189,18 @@ fn a_sweep_plot_is_drawn_legible_with_its_legend_and_axis_labels() {
     );
     let svg = std::fs::read_to_string(dir.join("out/waste.svg")).unwrap();
 
-    // The SVG's own text: title, axis names with the unit, legend entries,
-    // the long spec cut in the legend but whole in its <title>.
-    let cut: String = LONG.chars().take(27).collect::<String>() + "…";
+    // The SVG's own text: title, axis names with the unit, legend entries
+    // naming what differs between the policies, what they share once under
+    // the plot, and the whole specs in the entries' <title>s.
     for want in [
         "<title>plot: waste vs slack</title>",
         "waste (fraction of available FLOPs)",
-        "slack (log scale)",
-        "CS2_WF2_WS2_JC2",
-        &format!("\n{cut}\n</text>"),
+        XDESC,
+        &format!("\n{LONG_SHOWN}\n</text>"),
+        &format!("\n{BASE_SHOWN}\n</text>"),
+        &format!("\n{CAPTION}\n</text>"),
         &format!("<title>{LONG}</title>"),
+        "<title>CS2_WF2_WS2_JC2</title>",
     ] {
         assert!(svg.contains(want), "`{want}` is not in the SVG:\n{svg}");
     }
@@ -224,7 +233,8 @@ fn a_sweep_plot_is_drawn_legible_with_its_legend_and_axis_labels() {
     assert!(drawn > 0.02 * pixels && drawn < 0.6 * pixels, "{r}");
     assert!(r["coloured"].as_f64().unwrap() > 500.0, "{r}");
 
-    // Text: laid out, legible, inside the picture, and not on top of other text.
+    // Text: laid out, legible (13 px or more), inside the picture, and not
+    // on top of other text.
     let svg_box = r["svg"].as_array().unwrap();
     let (w, h) = (svg_box[2].as_f64().unwrap(), svg_box[3].as_f64().unwrap());
     let texts: Vec<Box2> = r["texts"]
@@ -249,12 +259,22 @@ fn a_sweep_plot_is_drawn_legible_with_its_legend_and_axis_labels() {
     for s in [
         "plot: waste vs slack",
         "waste (fraction of available FLOPs)",
-        "slack (log scale)",
-        "CS2_WF2_WS2_JC2",
-        cut.as_str(),
+        XDESC,
+        LONG_SHOWN,
+        BASE_SHOWN,
+        CAPTION,
     ] {
         let t = find(s);
         assert!(t.w > 10.0 && t.h > 10.0, "`{s}` has no size: {t:?}");
+    }
+    // The title and the axes' names at 15 px or more.
+    for s in [
+        "plot: waste vs slack",
+        "waste (fraction of available FLOPs)",
+        XDESC,
+    ] {
+        let t = find(s);
+        assert!(t.size >= 15.0, "`{s}` under 15 px: {t:?}");
     }
     // Log ticks at 1-2-5 values.
     let ticks: Vec<&str> = ["1", "2", "5", "10", "20", "50"].to_vec();
@@ -268,7 +288,7 @@ fn a_sweep_plot_is_drawn_legible_with_its_legend_and_axis_labels() {
         "{texts:#?}"
     );
     for t in &texts {
-        assert!(t.size >= 12.5, "text under 12.5 px: {t:?}");
+        assert!(t.size >= 13.0, "text under 13 px: {t:?}");
         assert!(
             t.x >= 0.0 && t.y >= 0.0 && t.x + t.w <= w + 0.5 && t.y + t.h <= h + 0.5,
             "text outside the picture: {t:?}"

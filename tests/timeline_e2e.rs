@@ -211,3 +211,33 @@ fn a_hundred_day_run_is_aggregated_and_still_answers_hover() {
     );
     assert_eq!(z["pixel_matches_project"], true, "{z}");
 }
+
+#[test]
+fn a_four_cpu_job_is_drawn_on_four_lanes() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let r = selftest(
+        &browser,
+        "four-cpus",
+        "scenarios/today-multi-threaded.toml",
+        2,
+        "#selftest-widest",
+    );
+    assert_eq!(r["lanes"], 4, "a lane per CPU: {r}");
+    assert_eq!(
+        r["hovered_lanes"], 4,
+        "the 4-CPU job covers four lanes: {r}"
+    );
+    assert_eq!(
+        r["lanes_in_colour"], 4,
+        "in its project's colour on each: {r}"
+    );
+    let tip = r["tooltip"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no tooltip: {r}"));
+    assert!(
+        tip.contains("project A · CPU 0, CPU 1, CPU 2, CPU 3") && tip.contains("holds 4 CPUs"),
+        "{tip}"
+    );
+}

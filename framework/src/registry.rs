@@ -198,7 +198,25 @@ impl Default for PolicySpec {
 impl PolicySpec {
     /// Parses the paper's notation (`CS2_WF2_WS2_JC2`, families left out take
     /// the defaults) or the explicit one (`cpu=cs2,fetch=wf2,disk=share`).
+    /// A script named without its family (`x.rhai`, or `cs1,x.rhai`) is
+    /// refused here: [`PolicySpec::parse_with`] is given a way to read it.
     pub fn parse(s: &str) -> Result<PolicySpec, String> {
+        PolicySpec::parse_with(s, &|p: &str| {
+            Err(format!(
+                "`{p}`: say which family the script serves, as in `cpu={p}`"
+            ))
+        })
+    }
+
+    /// [`PolicySpec::parse`], where a script path given without its family
+    /// takes the family `family_of` finds in it (the hooks it implements).
+    /// A script may be the whole spec (`policies/least_slack.rhai`) or a
+    /// part of the explicit notation (`fetch=wf1,policies/least_slack.rhai`),
+    /// which also takes the paper's names bare (`CS1,WF1,x.rhai`).
+    pub fn parse_with(
+        s: &str,
+        family_of: &dyn Fn(&str) -> Result<Family, String>,
+    ) -> Result<PolicySpec, String> {
         let s = s.trim();
         let mut spec = PolicySpec::default();
         let mut seen = [false; 5];
@@ -209,38 +227,61 @@ impl PolicySpec {
             if std::mem::replace(&mut seen[f.index()], true) {
                 return Err(format!("policy `{s}`: {f} is given twice"));
             }
-            spec.names[f.index()] = if v.ends_with(".rhai") || v.contains('/') {
+            spec.names[f.index()] = if is_script(v) {
                 v.to_string()
             } else {
                 v.to_ascii_lowercase()
             };
             Ok(())
         };
+        // A paper name (`CS1`): its family.
+        let paper = |tok: &str| {
+            let up = tok.to_ascii_uppercase();
+            Family::ALL.into_iter().find(|f| {
+                f.paper_prefix()
+                    .is_some_and(|p| up.starts_with(p) && up.len() > 2)
+            })
+        };
+        let script = |p: &str| family_of(p).map_err(|e| format!("policy `{s}`: {e}"));
         if s.is_empty() {
             return Err("empty policy spec".into());
         }
-        if s.contains('=') {
+        if s.contains('=') || s.contains(',') {
             for part in s.split(',') {
-                let (k, v) = part
-                    .split_once('=')
-                    .ok_or_else(|| format!("policy `{s}`: `{part}` is not FAMILY=NAME"))?;
-                let f = Family::from_key(k.trim()).ok_or_else(|| {
-                    format!(
-                        "policy `{s}`: unknown family `{}` (cpu, fetch, send, estimate, disk)",
-                        k.trim()
-                    )
-                })?;
-                set(f, v.trim(), &mut spec)?;
+                let part = part.trim();
+                match part.split_once('=') {
+                    Some((k, v)) => {
+                        let f = Family::from_key(k.trim()).ok_or_else(|| {
+                            format!(
+                                "policy `{s}`: unknown family `{}` (cpu, fetch, send, estimate, disk)",
+                                k.trim()
+                            )
+                        })?;
+                        set(f, v.trim(), &mut spec)?;
+                    }
+                    None if part.ends_with(".rhai") => set(script(part)?, part, &mut spec)?,
+                    None => {
+                        let f = paper(part).filter(|_| !part.contains('/')).ok_or_else(|| {
+                            format!(
+                                "policy `{s}`: `{part}` is not FAMILY=NAME, a paper name (CSn, WFn, WSn, JCn) or a script (.rhai)"
+                            )
+                        })?;
+                        set(f, part, &mut spec)?;
+                    }
+                }
             }
+        } else if s.ends_with(".rhai") {
+            // One script, whatever its name holds (`wf1_v4.rhai`).
+            let f = script(s).map_err(|e| match s.split_once('_') {
+                Some((first, rest)) if paper(first).is_some() => format!(
+                    "{e}; to name a script with the paper's names, separate them with commas (`{first},{rest}`)"
+                ),
+                _ => e,
+            })?;
+            set(f, s, &mut spec)?;
         } else {
             for tok in s.split('_') {
-                let up = tok.to_ascii_uppercase();
-                let f = Family::ALL
-                    .into_iter()
-                    .find(|f| {
-                        f.paper_prefix()
-                            .is_some_and(|p| up.starts_with(p) && up.len() > 2)
-                    })
+                let f = paper(tok)
                     .ok_or_else(|| format!("policy `{s}`: `{tok}` is not CSn, WFn, WSn or JCn"))?;
                 set(f, tok, &mut spec)?;
             }
@@ -275,6 +316,12 @@ impl PolicySpec {
                 .join(",")
         }
     }
+}
+
+/// Whether a policy name is a path (a script or a file), kept as written
+/// rather than lowercased.
+fn is_script(name: &str) -> bool {
+    name.ends_with(".rhai") || name.contains('/')
 }
 
 impl fmt::Display for PolicySpec {
@@ -315,6 +362,30 @@ mod tests {
             .unwrap_err()
             .contains("unknown family"));
         assert!(PolicySpec::parse("").is_err());
+        assert!(PolicySpec::parse("x.rhai")
+            .unwrap_err()
+            .contains("cpu=x.rhai"));
+        assert!(PolicySpec::parse("CS1,foo")
+            .unwrap_err()
+            .contains("`foo` is not FAMILY=NAME"));
+    }
+
+    #[test]
+    fn a_bare_script_takes_the_family_it_serves() {
+        let fetch = |_: &str| Ok(Family::Fetch);
+        let s = PolicySpec::parse_with("dir/wf1_v4.rhai", &fetch).unwrap();
+        assert_eq!(s.name(Family::Fetch), "dir/wf1_v4.rhai");
+        assert_eq!(s.name(Family::Cpu), "cs2");
+        let s = PolicySpec::parse_with("CS1, x.rhai ,send=ws1", &fetch).unwrap();
+        assert_eq!(
+            s.names,
+            ["cs1", "x.rhai", "ws1", "jc2", "none"].map(String::from)
+        );
+        let e = PolicySpec::parse_with("fetch=wf1,x.rhai", &fetch).unwrap_err();
+        assert!(e.contains("fetch is given twice"), "{e}");
+        let none = |p: &str| Err::<Family, _>(format!("{p}: no hooks"));
+        let e = PolicySpec::parse_with("x.rhai", &none).unwrap_err();
+        assert_eq!(e, "policy `x.rhai`: x.rhai: no hooks");
     }
 
     #[test]

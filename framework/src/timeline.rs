@@ -4,15 +4,24 @@
 use crate::model::{ClientState, Job, Rsc, RunMode, Time};
 use serde::Serialize;
 
-/// One stretch of a job computing without interruption.
+/// One stretch of a job computing without interruption, at one share of
+/// the CPUs and in one mode. Every span in which a job computes is in
+/// exactly one stretch: a stretch ends when the job stops computing (it
+/// finishes, is preempted, the host goes away, computing or GPU computing
+/// stops being allowed), when its share of the CPUs changes, or when its
+/// mode changes, and a new one starts when it computes again.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct TimelineSegment {
     pub job: u64,
     pub project: usize,
     pub rsc: Rsc,
-    /// CPUs it computed on in the stretch (its CPUs, scaled while the CPUs
-    /// were over-committed).
+    /// CPUs it computed on in the stretch: its CPUs, scaled while the CPUs
+    /// were over-committed. The CPU instance-seconds the metrics count are
+    /// `cpus × (end - start)`.
     pub cpus: f64,
+    /// CPUs it holds (its app's `cpus`), whatever it computed on.
+    pub cpus_held: f64,
+    /// Instances of its GPU it holds and computes on (0 for a CPU job).
     pub gpu_count: f64,
     pub start: Time,
     pub end: Time,
@@ -21,6 +30,10 @@ pub struct TimelineSegment {
     pub deadline: Time,
     /// The job was reported after its deadline.
     pub late: bool,
+    /// The job was reported by the end of the run: its stretches are in
+    /// the metrics' used (or wasted) FLOPs. A job still on the host at the
+    /// end computed, but the metrics do not count it yet.
+    pub reported: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -43,6 +56,7 @@ pub struct Timeline {
     pub rsc_instances: Vec<f64>,
     open: Vec<(u64, usize)>,
     late_jobs: Vec<u64>,
+    reported_jobs: Vec<u64>,
 }
 
 impl Timeline {
@@ -56,12 +70,14 @@ impl Timeline {
             project: j.project,
             rsc: j.rsc(),
             cpus: j.cpu_share,
+            cpus_held: j.cpus,
             gpu_count: j.gpu.map_or(0.0, |g| g.1),
             start: now,
             end: now,
             deadline_mode: j.mode == RunMode::Deadline,
             deadline: j.deadline,
             late: false,
+            reported: false,
         });
     }
 
@@ -72,7 +88,15 @@ impl Timeline {
         }
     }
 
+    /// Ends every open stretch at `t` (the end of the run).
+    pub(crate) fn end_all(&mut self, t: Time) {
+        for (_, s) in self.open.drain(..) {
+            self.segments[s].end = t;
+        }
+    }
+
     pub(crate) fn reported(&mut self, job: u64, _t: Time, late: bool) {
+        self.reported_jobs.push(job);
         if late {
             self.late_jobs.push(job);
         }
@@ -80,8 +104,10 @@ impl Timeline {
 
     pub(crate) fn finish(&mut self, st: &ClientState) {
         self.late_jobs.sort_unstable();
+        self.reported_jobs.sort_unstable();
         for s in &mut self.segments {
             s.late = self.late_jobs.binary_search(&s.job).is_ok();
+            s.reported = self.reported_jobs.binary_search(&s.job).is_ok();
         }
         self.segments.retain(|s| s.end > s.start);
         self.project_names = st.projects.iter().map(|p| p.name.clone()).collect();
@@ -91,14 +117,17 @@ impl Timeline {
         self.rsc_instances = (0..st.host.nrsc()).map(|r| st.host.ninstances(r)).collect();
     }
 
-    /// The segments as CSV rows (header first).
+    /// The segments as CSV rows (header first). `cpus` is the share of the
+    /// CPUs the job computed on, `cpus_held` what it holds; the columns
+    /// after `late` were added later, at the end, so that readers of the
+    /// first ten keep working.
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
-            "job,project,resource,cpus,gpus,start_s,end_s,deadline_s,deadline_mode,late\n",
+            "job,project,resource,cpus,gpus,start_s,end_s,deadline_s,deadline_mode,late,cpus_held,reported\n",
         );
         for s in &self.segments {
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 s.job,
                 self.project_names[s.project],
                 self.rsc_names[s.rsc],
@@ -108,7 +137,9 @@ impl Timeline {
                 s.end,
                 s.deadline,
                 s.deadline_mode,
-                s.late
+                s.late,
+                s.cpus_held,
+                s.reported
             ));
         }
         out

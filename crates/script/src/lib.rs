@@ -897,6 +897,12 @@ pub fn register(reg: &mut Registry, family: Family, path: &str) -> Result<(), St
     }))
 }
 
+/// The families a script's hooks serve, in the families' order (empty if
+/// it defines no hook); an error if it does not compile.
+pub fn families(path: &Path) -> Result<Vec<Family>, String> {
+    Ok(Script::load(path)?.families())
+}
+
 /// What `vcsim check` says of a script: the families it can serve.
 pub fn check(path: &Path) -> Result<String, String> {
     let s = Script::load(path)?;

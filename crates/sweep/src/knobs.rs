@@ -84,6 +84,43 @@ pub struct Setting {
     pub value: serde_json::Value,
 }
 
+impl Setting {
+    /// `PATH=VALUE` as `vcsim run --set` takes it: the parameter as an axis
+    /// names it, the value in TOML's syntax (`4`, `0.5`, `true`,
+    /// `"text"`); a value that is not TOML is taken as text (`name=x`).
+    pub fn parse_assignment(s: &str) -> Result<Setting, String> {
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| format!("`{s}` is not PATH=VALUE (like `host.ncpus=4` or `slack=5`)"))?;
+        let (k, v) = (k.trim(), v.trim());
+        let param = Param::parse(k).map_err(|m| format!("`{k}`: {m}"))?;
+        if v.is_empty() {
+            return Err(format!("`{k}`: no value after `=`"));
+        }
+        let value = match format!("v = {v}").parse::<toml::Table>() {
+            Ok(mut t) => {
+                let tv = t.remove("v").unwrap_or(toml::Value::String(v.to_string()));
+                toml_to_json(&tv).ok_or_else(|| format!("`{k}`: dates are not scenario values"))?
+            }
+            Err(_) => serde_json::Value::String(v.to_string()),
+        };
+        Ok(Setting { param, value })
+    }
+}
+
+/// Applies settings in the order of their parameters (see
+/// [`Param::order`]; settings of the same order keep theirs). The error
+/// names the index in `settings` of the one at fault.
+pub fn apply_all(scn: &Scenario, settings: &[Setting]) -> Result<Scenario, (usize, Fault)> {
+    let mut order: Vec<usize> = (0..settings.len()).collect();
+    order.sort_by_key(|&i| settings[i].param.order());
+    let mut scn = scn.clone();
+    for i in order {
+        scn = apply(&scn, &settings[i]).map_err(|f| (i, f))?;
+    }
+    Ok(scn)
+}
+
 fn number(v: &serde_json::Value) -> Result<f64, String> {
     v.as_f64()
         .ok_or_else(|| format!("must be a number, found {v}"))
@@ -239,6 +276,26 @@ fn set_path(
     }
 }
 
+/// A TOML value as the JSON the settings are applied to (None for a
+/// date, which no setting takes).
+pub(crate) fn toml_to_json(v: &toml::Value) -> Option<serde_json::Value> {
+    Some(match v {
+        toml::Value::String(s) => serde_json::Value::String(s.clone()),
+        toml::Value::Integer(i) => serde_json::Value::from(*i),
+        toml::Value::Float(f) => serde_json::Value::from(serde_json::Number::from_f64(*f)?),
+        toml::Value::Boolean(b) => serde_json::Value::Bool(*b),
+        toml::Value::Array(a) => {
+            serde_json::Value::Array(a.iter().map(toml_to_json).collect::<Option<_>>()?)
+        }
+        toml::Value::Table(t) => serde_json::Value::Object(
+            t.iter()
+                .map(|(k, v)| Some((k.clone(), toml_to_json(v)?)))
+                .collect::<Option<_>>()?,
+        ),
+        toml::Value::Datetime(_) => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,5 +363,31 @@ mod tests {
             .message()
             .contains("out of range"));
         assert!(Param::parse("hots.ncpus").is_err());
+    }
+
+    #[test]
+    fn assignments_parse_toml_values_and_apply_in_order() {
+        let a = |s: &str| Setting::parse_assignment(s);
+        assert_eq!(a("host.ncpus=4").unwrap(), set("host.ncpus", 4.into()));
+        assert_eq!(a(" slack = 0.5 ").unwrap(), set("slack", 0.5.into()));
+        assert_eq!(a("name=x y").unwrap(), set("name", "x y".into()));
+        assert_eq!(a("name=\"q\"").unwrap(), set("name", "q".into()));
+        assert!(a("host.ncpus").unwrap_err().contains("PATH=VALUE"));
+        assert!(a("hots.ncpus=1").unwrap_err().contains("`hots.ncpus`"));
+        assert!(a("slack=").unwrap_err().contains("no value"));
+        // `slack` applies after `mix`, whatever the order given.
+        let both = [a("slack=2").unwrap(), a("mix=2").unwrap()];
+        let s = apply_all(&base(), &both).unwrap();
+        let want = apply(&apply(&base(), &both[1]).unwrap(), &both[0]).unwrap();
+        assert_eq!(s.projects.len(), 2);
+        assert_eq!(
+            s.projects[1].latency_bound_days,
+            want.projects[1].latency_bound_days
+        );
+        let bad = [a("slack=2").unwrap(), a("host.ncpus=x").unwrap()];
+        assert!(matches!(
+            apply_all(&base(), &bad),
+            Err((1, Fault::Value(_)))
+        ));
     }
 }

@@ -36,6 +36,10 @@ pub use data::{sha256_hex, value_label, Axis, Definition, Input, Manifest, Row, 
 pub use knobs::{Param, Setting};
 pub use output::{merge, prepare_dir, write_outputs, MergeError};
 
+/// How a sweep's policies are parsed: [`PolicySpec::parse`], or a parser
+/// that can read a script to find its family.
+pub type SpecParser = dyn Fn(&str) -> Result<PolicySpec, String>;
+
 /// A sweep file that cannot be used, and where the fault is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepError {
@@ -111,24 +115,6 @@ pub struct Sweep {
     pub cells: Vec<Cell>,
 }
 
-fn toml_to_json(v: &toml::Value) -> Option<serde_json::Value> {
-    Some(match v {
-        toml::Value::String(s) => serde_json::Value::String(s.clone()),
-        toml::Value::Integer(i) => serde_json::Value::from(*i),
-        toml::Value::Float(f) => serde_json::Value::from(serde_json::Number::from_f64(*f)?),
-        toml::Value::Boolean(b) => serde_json::Value::Bool(*b),
-        toml::Value::Array(a) => {
-            serde_json::Value::Array(a.iter().map(toml_to_json).collect::<Option<_>>()?)
-        }
-        toml::Value::Table(t) => serde_json::Value::Object(
-            t.iter()
-                .map(|(k, v)| Some((k.clone(), toml_to_json(v)?)))
-                .collect::<Option<_>>()?,
-        ),
-        toml::Value::Datetime(_) => return None,
-    })
-}
-
 /// Whether TOML text is a sweep file rather than a scenario: it has
 /// `policies` or an `[[axis]]` (a scenario has neither). Text that is not
 /// TOML is judged by its lines, so that its errors are reported by the
@@ -148,17 +134,28 @@ impl Sweep {
     /// Reads a sweep file, its scenario (relative to the sweep file), and
     /// builds every cell's scenario.
     pub fn load(path: &Path) -> Result<Sweep, SweepError> {
+        Sweep::load_with(path, &PolicySpec::parse)
+    }
+
+    /// [`Sweep::load`] with the policies parsed by `parse` (the runner's
+    /// parser knows the family of a script named without one).
+    pub fn load_with(path: &Path, parse: &SpecParser) -> Result<Sweep, SweepError> {
         let text = std::fs::read_to_string(path).map_err(|e| SweepError {
             file: path.to_path_buf(),
             key: None,
             line: None,
             message: format!("cannot read the file: {e}"),
         })?;
-        Sweep::from_str(&text, path)
+        Sweep::from_str_with(&text, path, parse)
     }
 
     /// Parses sweep text; `path` names it and anchors the scenario path.
     pub fn from_str(text: &str, path: &Path) -> Result<Sweep, SweepError> {
+        Sweep::from_str_with(text, path, &PolicySpec::parse)
+    }
+
+    /// [`Sweep::from_str`] with the policies parsed by `parse`.
+    pub fn from_str_with(text: &str, path: &Path, parse: &SpecParser) -> Result<Sweep, SweepError> {
         let line_of =
             |span: std::ops::Range<usize>| vcsim_framework::scenario::line_col(text, span.start).0;
         let err = |key: &str, span: Option<std::ops::Range<usize>>, message: String| SweepError {
@@ -198,9 +195,7 @@ impl Sweep {
         }
         let mut specs = Vec::new();
         for p in raw.policies.get_ref() {
-            specs.push(
-                PolicySpec::parse(p.get_ref()).map_err(|e| err("policies", Some(p.span()), e))?,
-            );
+            specs.push(parse(p.get_ref()).map_err(|e| err("policies", Some(p.span()), e))?);
         }
         for (i, s) in specs.iter().enumerate() {
             if specs[..i].iter().any(|o| o.display() == s.display()) {
@@ -273,7 +268,7 @@ impl Sweep {
         for (k, v) in &raw.set {
             let key = format!("set.{k}");
             let param = Param::parse(k).map_err(|m| err(&key, Some(v.span()), m))?;
-            let json = toml_to_json(v.get_ref())
+            let json = knobs::toml_to_json(v.get_ref())
                 .ok_or_else(|| err(&key, Some(v.span()), "dates are not scenario values".into()))?;
             set_json.insert(k.clone(), json.clone());
             fixed.push((Setting { param, value: json }, v.span()));
@@ -315,7 +310,7 @@ impl Sweep {
             let mut values = Vec::new();
             let mut spans = Vec::new();
             for (j, v) in a.values.get_ref().iter().enumerate() {
-                let json = toml_to_json(v.get_ref()).ok_or_else(|| {
+                let json = knobs::toml_to_json(v.get_ref()).ok_or_else(|| {
                     err(
                         &format!("axis.{i}.values.{j}"),
                         Some(v.span()),
@@ -363,18 +358,18 @@ impl Sweep {
                     axis_param_spans[a].clone(),
                 ));
             }
-            settings.sort_by_key(|(s, ..)| s.param.order());
-            let mut scn = base.clone();
-            for (s, key, span, pkey, pspan) in &settings {
-                scn = knobs::apply(&scn, s).map_err(|f| match f {
+            let only: Vec<Setting> = settings.iter().map(|(s, ..)| s.clone()).collect();
+            let scn = knobs::apply_all(&base, &only).map_err(|(i, f)| {
+                let (s, key, span, pkey, pspan) = &settings[i];
+                match f {
                     knobs::Fault::Param(m) => err(pkey, Some(pspan.clone()), m),
                     knobs::Fault::Value(m) => err(
                         key,
                         Some(span.clone()),
                         format!("{} = {}: {m}", s.param.name(), value_label(&s.value)),
                     ),
-                })?;
-            }
+                }
+            })?;
             let labels: Vec<String> = idx
                 .iter()
                 .enumerate()

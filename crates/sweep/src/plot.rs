@@ -14,9 +14,11 @@ use crate::data::{value_label, Definition};
 use crate::summary::SummaryLine;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::types::RangedCoordf64;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use vcsim_framework::metrics::round6;
+use vcsim_framework::{Family, PolicySpec};
 
 const COLORS: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
@@ -34,11 +36,15 @@ const COLORS: [RGBColor; 10] = [
 const WIDTH: u32 = 800;
 const HEIGHT: u32 = 500;
 /// Font sizes as plotters takes them: its SVG backend writes `size / 1.24`,
-/// so 17 is drawn at 13.7 px and 22 at 17.7 px.
+/// so 17 is drawn at 13.7 px (ticks, legend, caption), 19 at 15.3 px (the
+/// axes' names) and 22 at 17.7 px (the title).
 const TEXT: f64 = 17.0;
+const DESC: f64 = 19.0;
 const TITLE: f64 = 22.0;
 /// [`TEXT`] as drawn, in pixels.
 const TEXT_PX: f64 = TEXT / 1.24;
+/// The colour of the legend's samples of a line style (not of a series).
+const INK: RGBColor = RGBColor(64, 64, 64);
 
 /// The width of `s` drawn at [`TEXT`], from Helvetica's (and Arial's,
 /// Liberation Sans's) advance widths by kind of character, rounded up: for
@@ -87,6 +93,163 @@ pub fn shorten(s: &str, max: usize) -> String {
         t.push('…');
         t
     }
+}
+
+/// `s` cut to `max` characters by an ellipsis in its middle, which keeps
+/// both ends, where names of policies tend to differ (`…_v1`, `…_v2`).
+pub fn shorten_middle(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let keep = max.saturating_sub(1);
+    let head = keep.div_ceil(2);
+    let tail = keep - head;
+    let mut t: String = s.chars().take(head).collect();
+    t.push('…');
+    t.extend(s.chars().skip(n - tail));
+    t
+}
+
+/// The x axis's name for a sweep's parameter, with its unit when vcsim
+/// knows it: the derived knobs by their definition, a dotted path by the
+/// unit its key ends with (`_days`, `_hours`, `_gb`, ...).
+pub fn axis_label(param: &str) -> String {
+    let key = param.rsplit('.').next().unwrap_or(param);
+    let unit = match param {
+        "slack" => Some("latency bound ÷ job run time"),
+        "buffer_hours" => Some("hours of work buffered"),
+        "mix" => Some("projects"),
+        "flops_error_factor" => Some("true FLOPs ÷ estimate"),
+        "flops_stddev_factor" => Some("std. dev. ÷ mean of FLOPs"),
+        _ if key.ends_with("_days") => Some("days"),
+        _ if key.ends_with("_hours") => Some("hours"),
+        _ if key.ends_with("_seconds") || key.ends_with("_secs") => Some("seconds"),
+        _ if key.ends_with("_gb") => Some("GB"),
+        _ if key.ends_with("_fraction") || key.ends_with("_frac") => Some("fraction"),
+        _ if key.ends_with("flops") || key.starts_with("flops_") => Some("FLOPs"),
+        _ if key == "ncpus" => Some("CPUs"),
+        _ => None,
+    };
+    match unit {
+        Some(u) => format!("{param} ({u})"),
+        None => param.to_string(),
+    }
+}
+
+/// Whether a policy's part names a file (a script or a library) rather
+/// than a built-in policy.
+fn is_file(v: &str) -> bool {
+    v.contains('/')
+        || v.contains('\\')
+        || [".rhai", ".so", ".dylib", ".dll"]
+            .iter()
+            .any(|e| v.to_ascii_lowercase().ends_with(e))
+}
+
+/// A part of a policy's spec (`cpu=/a/b/least_slack.rhai`, `CS2`) with the
+/// file it names, if any, shown by `level`: 0 its stem (`least_slack`), 1
+/// its file name (`least_slack.rhai`), 2 as written.
+fn short_part(part: &str, level: u8) -> String {
+    let (key, v) = match part.split_once('=') {
+        Some((k, v)) => (Some(k.trim()), v.trim()),
+        None => (None, part.trim()),
+    };
+    let v = if is_file(v) && level < 2 {
+        let name = v.rsplit(['/', '\\']).next().unwrap_or(v);
+        match name.rsplit_once('.') {
+            Some((stem, _)) if level == 0 && !stem.is_empty() => stem,
+            _ => name,
+        }
+    } else {
+        v
+    };
+    match key {
+        Some(k) => format!("{k}={v}"),
+        None => v.to_string(),
+    }
+}
+
+/// The names a legend shows for `policies`, and, when it leaves out what
+/// they all have in common, that part (to be shown once). A file is named
+/// by its stem (or its file name, or its path, where the stem would make
+/// two policies look alike). When a name is still longer than
+/// [`LEGEND_CHARS`], each policy is named by the families in which the
+/// policies differ only (`cpu=least_slack` for
+/// `cpu=/a/least_slack.rhai,fetch=wf2,send=ws2,estimate=jc2,disk=none`
+/// beside `CS2_WF2_WS2_JC2`), the others returned as the common part. A
+/// name still too long is cut in its middle, and names cut alike are
+/// numbered: distinct policies always get distinct names.
+pub fn legend_names(policies: &[String]) -> (Vec<String>, Option<String>) {
+    // Each policy's parts, as written or by family.
+    let written: Vec<Vec<String>> = policies
+        .iter()
+        .map(|p| p.split(',').map(|s| s.trim().to_string()).collect())
+        .collect();
+    let specs: Option<Vec<PolicySpec>> =
+        policies.iter().map(|p| PolicySpec::parse(p).ok()).collect();
+    let named = |parts: &[Vec<String>]| -> Vec<String> {
+        let mut level = vec![0u8; parts.len()];
+        let name = |i: usize, level: u8| -> String {
+            parts[i]
+                .iter()
+                .map(|p| short_part(p, level))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let mut shown: Vec<String> = (0..parts.len()).map(|i| name(i, 0)).collect();
+        for _ in 0..2 {
+            let clash: Vec<usize> = (0..shown.len())
+                .filter(|&i| {
+                    (0..shown.len()).any(|j| shown[j] == shown[i] && policies[j] != policies[i])
+                })
+                .collect();
+            for i in clash {
+                level[i] += 1;
+                shown[i] = name(i, level[i]);
+            }
+        }
+        shown
+    };
+    let mut shown = named(&written);
+    let mut common = None;
+    if let Some(specs) = specs.filter(|_| shown.iter().any(|s| s.chars().count() > LEGEND_CHARS)) {
+        let part = |s: &PolicySpec, f: Family| format!("{}={}", f.key(), s.names[f.index()]);
+        let (same, differ): (Vec<Family>, Vec<Family>) = Family::ALL.into_iter().partition(|&f| {
+            specs
+                .iter()
+                .all(|s| s.names[f.index()] == specs[0].names[f.index()])
+        });
+        if !differ.is_empty() && !same.is_empty() {
+            let parts: Vec<Vec<String>> = specs
+                .iter()
+                .map(|s| differ.iter().map(|&f| part(s, f)).collect())
+                .collect();
+            shown = named(&parts);
+            common = Some(
+                same.iter()
+                    .map(|&f| part(&specs[0], f))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+        }
+    }
+    let before: Vec<String> = shown
+        .iter()
+        .map(|s| shorten_middle(s, LEGEND_CHARS))
+        .collect();
+    let alike = |i: usize, j: usize| before[j] == before[i] && policies[j] != policies[i];
+    let shown = (0..before.len())
+        .map(|i| {
+            if (0..before.len()).any(|j| alike(i, j)) {
+                let n = 1 + (0..i).filter(|&j| alike(i, j)).count();
+                format!("{} [{n}]", before[i])
+            } else {
+                before[i].clone()
+            }
+        })
+        .collect();
+    (shown, common)
 }
 
 /// Ticks of a log axis from `lo` to `hi` (both above 0): the 1-2-5 values
@@ -157,12 +320,70 @@ impl Ranged for Ticked {
     }
 }
 
+/// Line styles told apart without colour: solid, dashed, dotted and long
+/// dashes, with a circle, a triangle, a square or a cross at each point.
+const STYLES: usize = 4;
+
+/// The dash and gap of a style, in pixels (`None`: a solid line).
+fn dash(style: usize) -> Option<(i32, i32)> {
+    match style % STYLES {
+        0 => None,
+        1 => Some((8, 5)),
+        2 => Some((2, 4)),
+        _ => Some((14, 4)),
+    }
+}
+
+/// `$body` with `$m` bound to the mark `$style` puts at `$at` (each mark
+/// is of its own type).
+macro_rules! with_mark {
+    ($style:expr, $at:expr, $color:expr, |$m:ident| $body:expr) => {{
+        let (at, c): (_, RGBColor) = ($at, $color);
+        let e = EmptyElement::at(at);
+        match $style % STYLES {
+            0 => {
+                let $m = e + Circle::new((0, 0), 3, c.filled());
+                $body
+            }
+            1 => {
+                let $m = e + TriangleMarker::new((0, 0), 5, c.filled());
+                $body
+            }
+            2 => {
+                let $m = e + Rectangle::new([(-3, -3), (3, 3)], c.filled());
+                $body
+            }
+            _ => {
+                let $m = e + Cross::new((0, 0), 4, c.stroke_width(2));
+                $body
+            }
+        }
+    }};
+}
+
 struct Series {
-    /// The name shown in the legend, and the whole one when it is cut.
-    shown: String,
-    full: String,
+    /// The policy's index in the definition, and the second axis's value's.
+    policy: usize,
+    value: Option<usize>,
+    color: RGBColor,
+    style: usize,
     /// (x, mean, low, high)
     points: Vec<(f64, f64, f64, f64)>,
+}
+
+/// What the legend band holds, flowed into rows.
+enum Item {
+    /// Text without a sample (the one policy of a plot of two axes).
+    Lead(String),
+    /// A sample of a line and its name; `mark`: with the style's mark.
+    Entry {
+        text: String,
+        color: RGBColor,
+        style: usize,
+        mark: bool,
+    },
+    /// The next item starts a row.
+    Break,
 }
 
 /// The plot of `metric` as SVG text.
@@ -184,6 +405,17 @@ fn escape(s: &str) -> String {
         .replace('\'', "&apos;")
 }
 
+/// `s` cut, with an ellipsis, to fit in `px` pixels at [`TEXT`].
+fn fit(s: &str, px: f64) -> String {
+    let mut n = s.chars().count();
+    let mut t = s.to_string();
+    while n > 1 && text_px(&t) > px {
+        n -= 1;
+        t = shorten(s, n);
+    }
+    t
+}
+
 fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<String, String> {
     let axis = def
         .axes
@@ -196,6 +428,11 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
         lo > 0.0 && hi / lo >= 50.0
     });
     let labels0: Vec<String> = axis.values.iter().map(value_label).collect();
+    let labels1: Vec<String> = def
+        .axes
+        .get(1)
+        .map(|a| a.values.iter().map(value_label).collect())
+        .unwrap_or_default();
     let x_of = |label: &str| -> Option<f64> {
         let i = labels0.iter().position(|l| l == label)?;
         Some(match &numeric {
@@ -204,52 +441,51 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
             None => i as f64,
         })
     };
-    // With one policy, the legend names it once and its entries are the
-    // values of the second axis.
+    // A line per policy, coloured and styled by it; with a second axis, a
+    // line per policy and value, coloured by the value and styled by the
+    // policy (with one policy, the legend names it once).
     let one_policy = def.policies.len() == 1;
+    let two = def.axes.len() > 1;
     let mut series: Vec<Series> = Vec::new();
     for s in summary.iter().filter(|s| s.metric == metric) {
-        let (shown, full) = match (def.axes.get(1), s.labels.get(1)) {
-            (Some(a), Some(l)) if one_policy => {
-                let n = format!("{} = {l}", a.param);
-                (shorten(&n, LEGEND_CHARS + 8), n)
-            }
-            (Some(a), Some(l)) => (
-                format!("{}, {} = {l}", shorten(&s.policy, LEGEND_CHARS), a.param),
-                format!("{}, {} = {l}", s.policy, a.param),
-            ),
-            _ => (shorten(&s.policy, LEGEND_CHARS), s.policy.clone()),
+        let Some(p) = def.policies.iter().position(|q| *q == s.policy) else {
+            continue;
         };
+        let v = s
+            .labels
+            .get(1)
+            .and_then(|l| labels1.iter().position(|x| x == l));
+        if two && v.is_none() {
+            continue;
+        }
         let Some(mean) = s.mean.filter(|m| m.is_finite()) else {
             continue;
         };
-        let Some(x) = x_of(&s.labels[0]) else {
+        let Some(x) = s.labels.first().and_then(|l| x_of(l)) else {
             continue;
         };
         let lo = s.ci_low.filter(|v| v.is_finite()).unwrap_or(mean);
         let hi = s.ci_high.filter(|v| v.is_finite()).unwrap_or(mean);
-        match series.iter_mut().find(|z| z.full == full) {
+        match series.iter_mut().find(|z| z.policy == p && z.value == v) {
             Some(z) => z.points.push((x, mean, lo, hi)),
-            None => series.push(Series {
-                shown,
-                full,
-                points: vec![(x, mean, lo, hi)],
-            }),
+            None => {
+                let (color, style) = match v {
+                    Some(j) if one_policy => (j, 0),
+                    Some(j) => (j, p),
+                    None => (p, p),
+                };
+                series.push(Series {
+                    policy: p,
+                    value: v,
+                    color: COLORS[color % COLORS.len()],
+                    style,
+                    points: vec![(x, mean, lo, hi)],
+                })
+            }
         }
     }
     for z in &mut series {
         z.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
-    // Names cut to the same text are told apart by a number.
-    for i in 0..series.len() {
-        let same: Vec<usize> = (0..series.len())
-            .filter(|&j| series[j].shown == series[i].shown)
-            .collect();
-        if same.len() > 1 {
-            for (n, j) in same.into_iter().enumerate() {
-                series[j].shown = format!("{} [{}]", series[j].shown, n + 1);
-            }
-        }
     }
 
     // The x range and its ticks (in plotted coordinates: log10 on a log axis).
@@ -315,39 +551,113 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
     let ypad = (y1 - y0) * 0.04;
     let (y0, y1) = (y0 - if y0 < 0.0 { ypad } else { 0.0 }, y1 + ypad);
 
-    // The legend: a lead (the one policy, when there is one and a second
-    // axis), then an entry per series, flowed into rows under the title.
-    let lead = (one_policy && def.axes.len() > 1).then(|| {
-        format!(
-            "{}:",
-            shorten(
-                def.policies.first().map_or("", String::as_str),
-                LEGEND_CHARS
-            )
-        )
-    });
+    // The legend, and the whole text of every name it cuts.
+    let (names, common) = legend_names(&def.policies);
+    let mut titles: Vec<(String, String)> = Vec::new();
+    let mut items: Vec<Item> = Vec::new();
+    let policies: Vec<usize> = (0..def.policies.len())
+        .filter(|&p| series.iter().any(|z| z.policy == p))
+        .collect();
+    let values: Vec<usize> = (0..labels1.len())
+        .filter(|&j| series.iter().any(|z| z.value == Some(j)))
+        .collect();
+    let value_text = |j: usize| {
+        let a = &def.axes[1];
+        let full = format!("{} = {}", a.param, labels1[j]);
+        (shorten(&full, LEGEND_CHARS + 8), full)
+    };
+    let entry = |items: &mut Vec<Item>,
+                 titles: &mut Vec<(String, String)>,
+                 (text, full): (String, String),
+                 color,
+                 style,
+                 mark| {
+        if text != full {
+            titles.push((text.clone(), full));
+        }
+        items.push(Item::Entry {
+            text,
+            color,
+            style,
+            mark,
+        });
+    };
+    if !two {
+        for &p in &policies {
+            let c = COLORS[p % COLORS.len()];
+            let name = (names[p].clone(), def.policies[p].clone());
+            entry(&mut items, &mut titles, name, c, p, true);
+        }
+    } else if one_policy {
+        let full = def.policies[0].clone();
+        let lead = names[0].clone();
+        if lead != full {
+            titles.push((format!("{lead}:"), full));
+        }
+        items.push(Item::Lead(format!("{lead}:")));
+        for &j in &values {
+            entry(
+                &mut items,
+                &mut titles,
+                value_text(j),
+                COLORS[j % COLORS.len()],
+                0,
+                true,
+            );
+        }
+    } else {
+        for &p in &policies {
+            let name = (names[p].clone(), def.policies[p].clone());
+            entry(&mut items, &mut titles, name, INK, p, true);
+        }
+        items.push(Item::Break);
+        for &j in &values {
+            entry(
+                &mut items,
+                &mut titles,
+                value_text(j),
+                COLORS[j % COLORS.len()],
+                0,
+                false,
+            );
+        }
+    }
     let text_w = |s: &str| text_px(s).ceil() as i32;
-    let mut items: Vec<(Option<usize>, i32)> = Vec::new(); // (series, width)
-    if let Some(l) = &lead {
-        items.push((None, text_w(l) + 14));
-    }
-    for (i, z) in series.iter().enumerate() {
-        items.push((Some(i), 32 + text_w(&z.shown) + 20));
-    }
     let (left, row_h, right) = (16, 22, WIDTH as i32 - 16);
-    let mut placed: Vec<(Option<usize>, i32, i32)> = Vec::new(); // (series, x, row)
+    let mut placed: Vec<(&Item, i32, i32)> = Vec::new(); // (item, x, row)
     let (mut x, mut row) = (left, 0);
-    for (s, w) in items {
+    for item in &items {
+        let w = match item {
+            Item::Lead(l) => text_w(l) + 14,
+            Item::Entry { text, .. } => 32 + text_w(text) + 20,
+            Item::Break => {
+                if x > left {
+                    x = left;
+                    row += 1;
+                }
+                continue;
+            }
+        };
         if x > left && x + w > right {
             x = left;
             row += 1;
         }
-        placed.push((s, x, row));
+        placed.push((item, x, row));
         x += w;
     }
     let rows = if placed.is_empty() { 0 } else { row + 1 };
     let title_h = 38;
     let header_h = title_h + rows * row_h + 8;
+    // What every policy's spec holds, once, under the plot.
+    let caption = common.map(|c| {
+        let full = format!("every policy: {}", c.replace(',', ", "));
+        let shown = fit(&full, (right - left) as f64);
+        if shown != full {
+            titles.push((shown.clone(), full));
+        }
+        shown
+    });
+    let footer_h = if caption.is_some() { 26 } else { 0 };
 
     let title = format!("{}: {metric} vs {}", def.name, axis.param);
     let font = |size: f64| ("sans-serif", size).into_font();
@@ -357,7 +667,8 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
         let root = SVGBackend::with_string(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
         let e = |x: DrawingAreaErrorKind<std::io::Error>| x.to_string();
         root.fill(&WHITE).map_err(e)?;
-        let (top, bottom) = root.split_vertically(header_h);
+        let (top, rest) = root.split_vertically(header_h);
+        let (middle, foot) = rest.split_vertically(HEIGHT as i32 - header_h - footer_h);
         top.draw(&Text::new(
             title.clone(),
             (WIDTH as i32 / 2, 10),
@@ -365,31 +676,44 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
         ))
         .map_err(e)?;
         let text_style = anchored(TEXT, HPos::Left, VPos::Center);
-        for (s, x, row) in &placed {
-            let y = title_h + row * row_h + row_h / 2;
-            match s {
-                None => {
-                    let l = lead.clone().unwrap_or_default();
-                    top.draw(&Text::new(l, (*x, y), text_style.clone()))
+        for (item, x, row) in &placed {
+            let (x, y) = (*x, title_h + row * row_h + row_h / 2);
+            match item {
+                Item::Break => {}
+                Item::Lead(l) => {
+                    top.draw(&Text::new(l.clone(), (x, y), text_style.clone()))
                         .map_err(e)?;
                 }
-                Some(i) => {
-                    let c = COLORS[i % COLORS.len()];
-                    top.draw(&PathElement::new(
-                        vec![(*x, y), (*x + 24, y)],
-                        c.stroke_width(2),
-                    ))
+                Item::Entry {
+                    text,
+                    color,
+                    style,
+                    mark,
+                } => {
+                    let line = vec![(x, y), (x + 24, y)];
+                    match dash(*style).filter(|_| *mark) {
+                        _ if !*mark => top.draw(&PathElement::new(line, color.stroke_width(4))),
+                        Some((d, g)) => {
+                            top.draw(&DashedPathElement::new(line, d, g, color.stroke_width(2)))
+                        }
+                        None => top.draw(&PathElement::new(line, color.stroke_width(2))),
+                    }
                     .map_err(e)?;
-                    top.draw(&Circle::new((*x + 12, y), 3, c.filled()))
+                    if *mark {
+                        with_mark!(*style, (x + 12, y), *color, |m| top.draw(&m)).map_err(e)?;
+                    }
+                    top.draw(&Text::new(text.clone(), (x + 32, y), text_style.clone()))
                         .map_err(e)?;
-                    top.draw(&Text::new(
-                        series[*i].shown.clone(),
-                        (*x + 32, y),
-                        text_style.clone(),
-                    ))
-                    .map_err(e)?;
                 }
             }
+        }
+        if let Some(c) = &caption {
+            foot.draw(&Text::new(
+                c.clone(),
+                (left, footer_h / 2),
+                text_style.clone(),
+            ))
+            .map_err(e)?;
         }
 
         let ylabel = |y: &f64| format!("{}", round6(*y));
@@ -397,12 +721,12 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
             .iter()
             .map(|y| text_px(&ylabel(y)))
             .fold(0.0, f64::max);
-        let y_area = (widest + 48.0).ceil() as u32;
-        let mut chart = ChartBuilder::on(&bottom)
+        let y_area = (widest + 52.0).ceil() as u32;
+        let mut chart = ChartBuilder::on(&middle)
             .margin_left(8)
             .margin_right(24)
             .margin_bottom(6)
-            .x_label_area_size(56)
+            .x_label_area_size(60)
             .y_label_area_size(y_area)
             .build_cartesian_2d(
                 Ticked {
@@ -426,24 +750,25 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
                 }
             }
         };
-        let xdesc = if log {
-            format!("{} (log scale)", axis.param)
-        } else {
-            axis.param.clone()
+        let xdesc = match axis_label(&axis.param) {
+            l if log && l.ends_with(')') => format!("{}; log scale)", &l[..l.len() - 1]),
+            l if log => format!("{l} (log scale)"),
+            l => l,
         };
         chart
             .configure_mesh()
             .x_desc(xdesc)
             .y_desc(metric_label(metric))
             .label_style(font(TEXT))
-            .axis_desc_style(font(TEXT))
+            .axis_desc_style(font(DESC))
             .x_label_formatter(&fmt_x)
             .y_label_formatter(&ylabel)
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(e)?;
-        for (i, z) in series.iter().enumerate() {
-            let c = COLORS[i % COLORS.len()];
+        // Bands first, then lines, then marks: no band hides a line.
+        for z in &series {
+            let c = z.color;
             if z.points.len() > 1 {
                 let mut band: Vec<(f64, f64)> = z.points.iter().map(|p| (p.0, p.3)).collect();
                 band.extend(z.points.iter().rev().map(|p| (p.0, p.2)));
@@ -459,37 +784,44 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
                     )
                     .map_err(e)?;
             }
-            chart
-                .draw_series(LineSeries::new(
-                    z.points.iter().map(|p| (p.0, p.1)),
-                    c.stroke_width(2),
-                ))
+        }
+        for z in &series {
+            let points = z.points.iter().map(|p| (p.0, p.1));
+            match dash(z.style) {
+                Some((d, g)) => chart
+                    .draw_series(DashedLineSeries::new(points, d, g, z.color.stroke_width(2)))
+                    .map(|_| ()),
+                None => chart
+                    .draw_series(LineSeries::new(points, z.color.stroke_width(2)))
+                    .map(|_| ()),
+            }
+            .map_err(e)?;
+        }
+        for z in &series {
+            for p in &z.points {
+                with_mark!(z.style, (p.0, p.1), z.color, |m| chart
+                    .draw_series(std::iter::once(m))
+                    .map(|_| ()))
                 .map_err(e)?;
-            chart
-                .draw_series(
-                    z.points
-                        .iter()
-                        .map(|p| Circle::new((p.0, p.1), 3, c.filled())),
-                )
-                .map_err(e)?;
+            }
         }
         root.present().map_err(e)?;
     }
-    let mut out = with_titles(&buf, &title, &series);
+    let mut out = with_titles(&buf, &title, &titles);
     out.push('\n');
     Ok(out)
 }
 
 /// Adds the plot's title as the SVG's `<title>` (what screen readers and
-/// browsers show), and wraps each legend entry whose name was cut in a group
-/// whose `<title>` holds the whole name.
-fn with_titles(svg: &str, title: &str, series: &[Series]) -> String {
+/// browsers show), and wraps each text element whose words were cut (a
+/// legend entry, the caption) in a group whose `<title>` holds them whole.
+fn with_titles(svg: &str, title: &str, cut: &[(String, String)]) -> String {
     let mut out = svg.to_string();
     if let Some(end) = out.find('>') {
         out.insert_str(end + 1, &format!("\n<title>{}</title>", escape(title)));
     }
-    for z in series.iter().filter(|z| z.shown != z.full) {
-        let needle = format!("\n{}\n</text>", escape(&z.shown));
+    for (shown, full) in cut {
+        let needle = format!("\n{}\n</text>", escape(shown));
         let Some(at) = out.find(&needle) else {
             continue;
         };
@@ -500,7 +832,7 @@ fn with_titles(svg: &str, title: &str, series: &[Series]) -> String {
         let element = out[start..end].to_string();
         out.replace_range(
             start..end,
-            &format!("<g><title>{}</title>{element}</g>", escape(&z.full)),
+            &format!("<g><title>{}</title>{element}</g>", escape(full)),
         );
     }
     out
@@ -586,13 +918,19 @@ mod tests {
         let svg = svg(&d, "waste", &summary);
         assert!(svg.contains("<title>t: waste vs slack</title>"), "{svg}");
         assert!(svg.contains("waste (fraction of available FLOPs)"));
-        assert!(svg.contains("slack (log scale)"));
-        let cut = shorten(long, LEGEND_CHARS);
+        assert!(svg.contains("slack (latency bound ÷ job run time; log scale)"));
+        // The legend names the policies by what differs, the script by its
+        // stem; the rest once, under the plot; the whole specs in <title>s.
+        for (shown, full) in [("cpu=my_round_robin", long), ("cpu=cs2", "CS2_WF2_WS2_JC2")] {
+            assert!(
+                svg.contains(&format!("<g><title>{full}</title><text")),
+                "{svg}"
+            );
+            assert!(svg.contains(&format!("\n{shown}\n</text>")), "{svg}");
+        }
         assert!(
-            svg.contains(&format!("<g><title>{long}</title><text")),
-            "{svg}"
+            svg.contains("\nevery policy: fetch=wf2, send=ws2, estimate=jc2, disk=none\n</text>")
         );
-        assert!(svg.contains(&format!("\n{cut}\n</text>")), "{svg}");
         assert!(
             !svg.contains(&format!("\n{long}\n</text>")),
             "the legend shows no whole spec"
@@ -603,9 +941,109 @@ mod tests {
                 "tick {tick}: {svg}"
             );
         }
+        // Every text at 13 px or more; the axes' names and the title at 15
+        // or more.
         for size in svg.split("font-size=\"").skip(1) {
             let px: f64 = size[..size.find('"').unwrap()].parse().unwrap();
             assert!(px >= 13.0, "text of {px} px");
+        }
+        for name in ["waste (fraction", "slack (latency", "t: waste vs slack"] {
+            let at = svg.find(&format!("\n{name}")).unwrap();
+            let open = &svg[svg[..at].rfind("<text").unwrap()..at];
+            let px: f64 = open
+                .split("font-size=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(px >= 15.0, "`{name}` at {px} px");
+        }
+    }
+
+    #[test]
+    fn axes_are_named_with_their_units() {
+        assert_eq!(
+            axis_label("buffer_hours"),
+            "buffer_hours (hours of work buffered)"
+        );
+        assert_eq!(axis_label("mix"), "mix (projects)");
+        assert_eq!(axis_label("duration_days"), "duration_days (days)");
+        assert_eq!(
+            axis_label("project.*.latency_bound_days"),
+            "project.*.latency_bound_days (days)"
+        );
+        assert_eq!(axis_label("host.ncpus"), "host.ncpus (CPUs)");
+        assert_eq!(
+            axis_label("project.0.resource_share"),
+            "project.0.resource_share"
+        );
+        for m in ["waste", "idleness"] {
+            assert_eq!(
+                metric_label(m),
+                format!("{m} (fraction of available FLOPs)")
+            );
+        }
+        assert_eq!(metric_label("rpcs_per_job"), "RPCs per job");
+    }
+
+    fn names(p: &[&str]) -> (Vec<String>, Option<String>) {
+        legend_names(&p.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn legend_names_are_short_and_unambiguous() {
+        // Short names stay as they are.
+        let (n, c) = names(&["CS2_WF2_WS2_JC2", "CS2_WF2_WS1_JC2"]);
+        assert_eq!(
+            (n, c),
+            (
+                vec!["CS2_WF2_WS2_JC2".into(), "CS2_WF2_WS1_JC2".into()],
+                None
+            )
+        );
+        // A script alone: its stem.
+        let (n, _) = names(&["/home/me/policies/least_slack.rhai", "CS2_WF2_WS2_JC2"]);
+        assert_eq!(n, ["least_slack", "CS2_WF2_WS2_JC2"]);
+        // Two scripts of one stem: their paths, as far as they differ.
+        let (n, _) = names(&["cpu=a/x.rhai", "cpu=b/x.rhai"]);
+        assert_eq!(n, ["cpu=a/x.rhai", "cpu=b/x.rhai"]);
+        let (n, _) = names(&["cpu=x.rhai", "cpu=x.so"]);
+        assert_eq!(n, ["cpu=x.rhai", "cpu=x.so"]);
+        // Long specs: the families that differ; the rest once.
+        let (n, c) = names(&[
+            "cpu=cs1,fetch=wf2,send=ws2,estimate=jc2,disk=share",
+            "CS2_WF2_WS2_JC2",
+        ]);
+        assert_eq!(n, ["cpu=cs1,disk=share", "cpu=cs2,disk=none"]);
+        assert_eq!(c.as_deref(), Some("fetch=wf2,send=ws2,estimate=jc2"));
+        // Too long even so: cut, and numbered where cut alike.
+        let a = "cpu=/p/a_very_long_policy_name_one.rhai,fetch=/p/another_long_fetch_policy.rhai";
+        let b = "cpu=/p/a_very_long_policy_name_two.rhai,fetch=/p/another_long_fetch_policy.rhai";
+        let (n, c) = names(&[a, b]);
+        assert_eq!(
+            c.as_deref(),
+            Some("fetch=/p/another_long_fetch_policy.rhai,send=ws2,estimate=jc2,disk=none")
+        );
+        assert_eq!(
+            n,
+            [
+                "cpu=a_very_lon…licy_name_one",
+                "cpu=a_very_lon…licy_name_two"
+            ]
+        );
+        let a = "cpu=/p/policy_number_1_with_a_long_common_suffix.rhai";
+        let b = "cpu=/p/policy_number_2_with_a_long_common_suffix.rhai";
+        let (n, _) = names(&[a, b]);
+        let cut = shorten_middle(
+            "cpu=policy_number_1_with_a_long_common_suffix",
+            LEGEND_CHARS,
+        );
+        assert_eq!(n, [format!("{cut} [1]"), format!("{cut} [2]")]);
+        for n in &n {
+            assert!(n.chars().count() <= LEGEND_CHARS + 4, "{n}");
         }
     }
 

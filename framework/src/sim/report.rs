@@ -3,16 +3,14 @@
 
 use super::{SimError, Simulation};
 use crate::metrics::{self, DiskMetrics, Metrics, ProjectMetrics, ResourceMetrics, RunReport};
-use crate::model::JobState;
 use crate::registry::Family;
 use crate::time::Time;
 
 impl Simulation {
+    /// Ends every stretch still open (the jobs computing at the end).
     pub(super) fn close_segments(&mut self, t: Time) {
         if let Some(tl) = &mut self.timeline {
-            for j in self.st.jobs.iter().filter(|j| j.state == JobState::Running) {
-                tl.end_segment(j.id, t);
-            }
+            tl.end_all(t);
         }
     }
 

@@ -1,0 +1,75 @@
+//! `vcsim check` on a script runs it for five simulated days, so that the
+//! mistakes that only show when a hook is called are caught before a real
+//! run, each with a hint.
+
+mod common;
+
+use common::vcsim;
+
+fn script(name: &str, body: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("vcsim-dry-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// A CPU scheduler whose first statement is `first`, otherwise CS-like.
+fn scheduler(first: &str) -> String {
+    format!(
+        "//! A test scheduler.\nfn schedule(v) {{\n    {first}\n    let cap = v.capacity();\n    let out = [];\n    for j in v.runnable_jobs {{ if cap.fits(j) {{ cap.take(j); out.push(round_robin(j)); }} }}\n    out\n}}\n"
+    )
+}
+
+#[test]
+fn calling_a_property_as_a_method_is_caught_with_its_line_and_a_hint() {
+    let p = script("now.rhai", &scheduler("let t = v.now();"));
+    let r = vcsim(&["check", &p]).run();
+    assert_eq!(r.status(), 2);
+    let e = r.stderr();
+    assert!(e.contains(&format!("{p}:3:")), "{e}");
+    assert!(e.contains("5-day dry run"), "{e}");
+    assert!(
+        e.contains("hint: `v.now` and `v.step` are properties"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_float_range_is_caught_with_a_hint() {
+    let p = script("range.rhai", &scheduler("for i in 0..v.host.ncpus { }"));
+    let e = vcsim(&["check", &p]).run().stderr();
+    assert!(e.contains("hint: a range needs integers"), "{e}");
+}
+
+#[test]
+fn state_used_before_init_is_caught_with_a_hint() {
+    let p = script("this.rhai", &scheduler("this.count += 1;"));
+    let e = vcsim(&["check", &p]).run().stderr();
+    assert!(e.contains("hint: `()` is an unset value"), "{e}");
+    // With the state made by init(), the same script passes.
+    let ok = script(
+        "this_ok.rhai",
+        &format!(
+            "fn init() {{ #{{ count: 0 }} }}\n{}",
+            scheduler("this.count += 1;")
+        ),
+    );
+    let out = vcsim(&["check", &ok]).stdout();
+    assert!(
+        out.contains("a 5-day dry run calls its hooks without error"),
+        "{out}"
+    );
+}
+
+#[test]
+fn every_family_a_script_serves_is_dry_run() {
+    // An estimator that fails only when asked about a running job.
+    let p = script(
+        "est.rhai",
+        "//! A bad estimator.\nfn remaining(v, job) {\n    if job.fraction_done > 0.0 { job.nope } else { 1000.0 }\n}\n",
+    );
+    let e = vcsim(&["check", &p]).run().stderr();
+    assert!(e.contains("as the estimate policy"), "{e}");
+    assert!(e.contains(&format!("{p}:3:")), "{e}");
+}

@@ -1,0 +1,439 @@
+//! The timeline is complete: every span in which a job computes is a
+//! stretch, so that for every shipped scenario the instance-seconds the
+//! timeline shows per resource are what the metrics count; and the page
+//! draws each stretch on as many lanes as it computes on, packed on the
+//! host's real instances (a 4-CPU job on four CPU lanes, 0.5-GPU jobs two
+//! to a GPU).
+
+mod common;
+
+use common::{root, temp_dir, vcsim};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use vcsim_framework::Scenario;
+
+/// The report prints 6 significant digits.
+const REL: f64 = 1e-5;
+
+fn scenarios() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 10, "the shipped scenarios: {files:?}");
+    files
+}
+
+/// One row of the timeline CSV.
+#[derive(Debug, Clone)]
+struct Row {
+    job: u64,
+    resource: String,
+    cpus: f64,
+    gpus: f64,
+    start: f64,
+    end: f64,
+    cpus_held: f64,
+    reported: bool,
+}
+
+fn parse_csv(text: &str) -> Vec<Row> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+    };
+    let (job, rsc, cpus, gpus, start, end, held, rep) = (
+        col("job"),
+        col("resource"),
+        col("cpus"),
+        col("gpus"),
+        col("start_s"),
+        col("end_s"),
+        col("cpus_held"),
+        col("reported"),
+    );
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), header.len(), "{l}");
+            let num = |i: usize| -> f64 { f[i].parse().unwrap_or_else(|e| panic!("{e}: {l}")) };
+            Row {
+                job: f[job].parse().unwrap(),
+                resource: f[rsc].to_string(),
+                cpus: num(cpus),
+                gpus: num(gpus),
+                start: num(start),
+                end: num(end),
+                cpus_held: num(held),
+                reported: f[rep] == "true",
+            }
+        })
+        .collect()
+}
+
+/// The page's inlined data.
+fn page_data(html: &str) -> serde_json::Value {
+    let open = "<script id=\"data\" type=\"application/json\">";
+    let at = html.find(open).expect("the page's data") + open.len();
+    let rest = &html[at..];
+    let json = &rest[..rest.find("</script>").unwrap()];
+    serde_json::from_str(json).expect("the page's data is JSON")
+}
+
+/// A piece of a stretch on one lane, as the page draws it.
+#[derive(Debug, Clone)]
+struct Piece {
+    lane: usize,
+    start: f64,
+    end: f64,
+    flags: u64,
+    stretch: usize,
+    top: f64,
+    bottom: f64,
+}
+
+fn pieces(d: &serde_json::Value) -> Vec<Piece> {
+    d["segs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| Piece {
+            lane: p[0].as_u64().unwrap() as usize,
+            start: p[1].as_f64().unwrap(),
+            end: p[2].as_f64().unwrap(),
+            flags: p[5].as_u64().unwrap(),
+            stretch: p[7].as_u64().unwrap() as usize,
+            top: p[8].as_f64().unwrap(),
+            bottom: p[9].as_f64().unwrap(),
+        })
+        .collect()
+}
+
+fn lane_names(d: &serde_json::Value) -> Vec<String> {
+    d["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Runs `scenario` (a path) in `dir` and returns the CSV rows, the JSON
+/// report and the page's data.
+fn run_all(
+    dir: &Path,
+    scenario: &Path,
+    extra: &[&str],
+) -> (Vec<Row>, serde_json::Value, serde_json::Value) {
+    let s = scenario.to_str().unwrap();
+    let mut a = vec!["run", s, "--timeline", "t.csv", "--format", "json"];
+    a.extend_from_slice(extra);
+    let json = vcsim(&a).cwd(dir).stdout();
+    let report: serde_json::Value = serde_json::from_str(&json).expect("a JSON report");
+    let rows = parse_csv(&std::fs::read_to_string(dir.join("t.csv")).unwrap());
+    let mut a = vec!["run", s, "--timeline", "t.html"];
+    a.extend_from_slice(extra);
+    vcsim(&a).cwd(dir).stdout();
+    let data = page_data(&std::fs::read_to_string(dir.join("t.html")).unwrap());
+    (rows, report, data)
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()) + 1e-9
+}
+
+/// Within every lane, pieces that overlap in time cover disjoint parts of
+/// its height, and no piece leaves the lane.
+fn no_overlap_in_a_lane(name: &str, ps: &[Piece]) {
+    let mut by_lane: BTreeMap<usize, Vec<&Piece>> = BTreeMap::new();
+    for p in ps {
+        assert!(
+            p.top >= -1e-9 && p.bottom <= 1.0 + 1e-9 && p.bottom > p.top,
+            "{name}: {p:?}"
+        );
+        by_lane.entry(p.lane).or_default().push(p);
+    }
+    for (lane, mut v) in by_lane {
+        v.sort_by(|a, b| a.start.total_cmp(&b.start));
+        let mut active: Vec<&Piece> = Vec::new();
+        for p in v {
+            active.retain(|a| a.end > p.start);
+            for a in &active {
+                assert!(
+                    a.bottom <= p.top + 1e-6 || p.bottom <= a.top + 1e-6,
+                    "{name}: lane {lane}: {a:?} and {p:?} overlap"
+                );
+            }
+            active.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_shipped_scenario_s_timeline_holds_what_the_metrics_count() {
+    let dir = temp_dir("timeline-complete");
+    for path in scenarios() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let scn = Scenario::load(&path).expect("a shipped scenario");
+        let (rows, report, data) = run_all(&dir, &path, &[]);
+        assert!(!rows.is_empty(), "{name}: nothing ran");
+
+        // A job computes in one stretch at a time.
+        let mut by_job: BTreeMap<u64, Vec<&Row>> = BTreeMap::new();
+        for r in &rows {
+            assert!(r.end > r.start, "{name}: {r:?}");
+            assert!(r.cpus <= r.cpus_held + 1e-9, "{name}: {r:?}");
+            by_job.entry(r.job).or_default().push(r);
+        }
+        for (job, v) in &mut by_job {
+            v.sort_by(|a, b| a.start.total_cmp(&b.start));
+            for w in v.windows(2) {
+                assert!(
+                    w[0].end <= w[1].start,
+                    "{name}: job {job}: {:?} {:?}",
+                    w[0],
+                    w[1]
+                );
+                assert_eq!(w[0].reported, w[1].reported, "{name}: job {job}");
+            }
+        }
+
+        // Per resource: what the reported jobs' stretches occupied is the
+        // FLOPs the metrics count as used or wasted, over an instance's FLOPS.
+        let resources = report["resources"].as_object().expect("resources");
+        let mut flops = vec![("cpu".to_string(), scn.host.cpu_flops)];
+        flops.extend(scn.host.gpus.iter().map(|g| (g.kind.clone(), g.flops)));
+        let mut shown_all = Vec::new();
+        for (rname, instance_flops) in &flops {
+            let m = &resources[rname.as_str()];
+            let counted = (m["flops_used"].as_f64().unwrap() + m["flops_wasted"].as_f64().unwrap())
+                / instance_flops;
+            let amount = |r: &Row| {
+                if rname == "cpu" {
+                    r.cpus
+                } else if &r.resource == rname {
+                    r.gpus
+                } else {
+                    0.0
+                }
+            };
+            let shown: f64 = rows
+                .iter()
+                .filter(|r| r.reported)
+                .map(|r| amount(r) * (r.end - r.start))
+                .sum();
+            assert!(
+                close(shown, counted, REL),
+                "{name}: {rname}: the timeline shows {shown} instance-seconds of reported jobs, the metrics count {counted}"
+            );
+            shown_all.push(
+                rows.iter()
+                    .map(|r| amount(r) * (r.end - r.start))
+                    .sum::<f64>(),
+            );
+        }
+
+        // The page draws all of it, on the host's instances and no more,
+        // every piece in a lane of its own resource, none over another.
+        let names = lane_names(&data);
+        let ps = pieces(&data);
+        no_overlap_in_a_lane(&name, &ps);
+        // The CPUs the client may use (max_ncpus_pct) are at most the host's.
+        let cpu_lanes = names.iter().filter(|n| n.starts_with("CPU ")).count();
+        assert!(
+            cpu_lanes >= 1 && cpu_lanes <= scn.host.ncpus as usize,
+            "{name}: CPU lanes {names:?}"
+        );
+        assert!(
+            !names.iter().any(|n| n.contains("over")),
+            "{name}: {names:?}"
+        );
+        for g in &scn.host.gpus {
+            let n = names
+                .iter()
+                .filter(|l| l.rsplit_once(' ').is_some_and(|(k, _)| k == g.kind))
+                .count();
+            assert_eq!(n, g.count as usize, "{name}: {} lanes: {names:?}", g.kind);
+        }
+        for (i, (rname, _)) in flops.iter().enumerate() {
+            let label = if rname == "cpu" {
+                "CPU"
+            } else {
+                rname.as_str()
+            };
+            let drawn: f64 = ps
+                .iter()
+                .filter(|p| {
+                    names[p.lane]
+                        .rsplit_once(' ')
+                        .is_some_and(|(k, _)| k == label)
+                })
+                .map(|p| (p.bottom - p.top) * (p.end - p.start))
+                .sum();
+            assert!(
+                close(drawn, shown_all[i], 1e-9),
+                "{name}: {rname}: the page draws {drawn} instance-seconds, the CSV has {}",
+                shown_all[i]
+            );
+        }
+    }
+}
+
+/// `scenario` with its duration replaced, written to `dir`.
+fn shortened(dir: &Path, scenario: &str, days: u32) -> PathBuf {
+    let text = std::fs::read_to_string(root().join(scenario)).unwrap();
+    let text: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("duration_days") {
+                format!("duration_days = {days}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let p = dir.join("s.toml");
+    std::fs::write(&p, text.join("\n")).unwrap();
+    p
+}
+
+#[test]
+fn a_four_cpu_job_covers_four_cpu_lanes() {
+    let dir = temp_dir("timeline-four-cpus");
+    let s = shortened(&dir, "scenarios/today-multi-threaded.toml", 10);
+    let (rows, _, data) = run_all(&dir, &s, &[]);
+    let names = lane_names(&data);
+    assert_eq!(names, ["CPU 0", "CPU 1", "CPU 2", "CPU 3"]);
+    let stretches = data["stretches"].as_array().unwrap();
+    let ps = pieces(&data);
+    let mut whole = 0;
+    for (k, st) in stretches.iter().enumerate() {
+        let (cpus, held) = (st[1].as_f64().unwrap(), st[2].as_f64().unwrap());
+        let mine: Vec<&Piece> = ps.iter().filter(|p| p.stretch == k).collect();
+        let area: f64 = mine.iter().map(|p| p.bottom - p.top).sum();
+        assert!(
+            close(area, cpus, 1e-9),
+            "stretch {k}: {st} drawn as {mine:?}"
+        );
+        let mut lanes: Vec<usize> = mine.iter().map(|p| p.lane).collect();
+        lanes.sort_unstable();
+        lanes.dedup();
+        if held == 4.0 && cpus == 4.0 {
+            whole += 1;
+            assert_eq!(lanes, [0, 1, 2, 3], "stretch {k}: {mine:?}");
+            assert!(
+                mine.iter().all(|p| p.top == 0.0 && p.bottom == 1.0),
+                "{mine:?}"
+            );
+        } else {
+            // Over-committed (a 4-CPU job and single-CPU ones), a job
+            // computes on part of the CPUs: at least as many lanes as that
+            // takes, and never more than the host has.
+            assert!(
+                lanes.len() as f64 >= (cpus - 1e-9).ceil() && lanes.len() <= 4,
+                "stretch {k}: {st} {mine:?}"
+            );
+        }
+    }
+    assert!(whole > 5, "4-CPU jobs ran alone: {whole}");
+    assert!(rows.iter().any(|r| r.cpus_held == 4.0));
+}
+
+/// Two GPUs, jobs that take half of one: four run at once, two to a GPU.
+const HALF_GPUS: &str = r#"
+name = "half-gpus"
+description = "2 GPUs, jobs of 0.5 GPU"
+seed = 1
+duration_days = 3
+
+[host]
+ncpus = 2
+cpu_flops = 1e9
+
+[[host.gpu]]
+kind = "nvidia"
+count = 2
+flops = 2e9
+
+[[project]]
+name = "A"
+resource_share = 100
+latency_bound_days = 5
+[[project.app]]
+name = "gpu"
+cpus = 0.25
+gpu = { kind = "nvidia", count = 0.5 }
+flops_estimate = 3.6e12
+flops_mean = 3.6e12
+
+[[project]]
+name = "B"
+resource_share = 100
+latency_bound_days = 5
+[[project.app]]
+name = "cpu"
+cpus = 1
+flops_estimate = 3.6e12
+flops_mean = 3.6e12
+[[project.app]]
+name = "gpu"
+cpus = 0.25
+gpu = { kind = "nvidia", count = 0.5 }
+flops_estimate = 3.6e12
+flops_mean = 3.6e12
+"#;
+
+#[test]
+fn half_gpu_jobs_share_the_host_s_two_gpus() {
+    let dir = temp_dir("timeline-half-gpus");
+    let s = dir.join("half.toml");
+    std::fs::write(&s, HALF_GPUS).unwrap();
+    let (rows, _, data) = run_all(&dir, &s, &["--policy", "fetch=gpu,send=gpu"]);
+    let names = lane_names(&data);
+    assert_eq!(names, ["CPU 0", "CPU 1", "nvidia 0", "nvidia 1"]);
+    let ps = pieces(&data);
+    no_overlap_in_a_lane("half-gpus", &ps);
+    let gpu: Vec<&Piece> = ps.iter().filter(|p| p.lane >= 2).collect();
+    assert!(!gpu.is_empty());
+    for p in &gpu {
+        assert!(p.flags & 4 == 0, "{p:?}");
+        assert!(
+            (p.top == 0.0 || p.top == 0.5) && p.bottom - p.top == 0.5,
+            "a 0.5-GPU job covers half of one GPU: {p:?}"
+        );
+    }
+    // Four ran at once: two on each GPU.
+    let most = rows
+        .iter()
+        .filter(|r| r.resource == "nvidia")
+        .map(|a| {
+            rows.iter()
+                .filter(|b| b.resource == "nvidia" && b.start <= a.start && a.start < b.end)
+                .count()
+        })
+        .max()
+        .unwrap();
+    assert_eq!(most, 4, "four 0.5-GPU jobs at once");
+    let at_four = gpu.iter().find(|a| {
+        gpu.iter()
+            .filter(|b| b.start <= a.start && a.start < b.end)
+            .count()
+            == 4
+    });
+    let a = at_four.expect("four pieces at once on the page");
+    for lane in [2, 3] {
+        let n = gpu
+            .iter()
+            .filter(|b| b.lane == lane && b.start <= a.start && a.start < b.end)
+            .count();
+        assert_eq!(n, 2, "two jobs on GPU lane {lane}");
+    }
+    // The GPU jobs' CPUs are drawn on the CPU lanes, as their CPU part.
+    assert!(ps.iter().any(|p| p.lane < 2 && p.flags & 4 != 0));
+}
