@@ -200,6 +200,44 @@ fn cell(mean: f64, lo: Option<f64>, hi: Option<f64>) -> String {
     }
 }
 
+/// The widest a table is printed: wider ones are cut into several, each
+/// with the metric column and as many policies as fit.
+pub const MAX_WIDTH: usize = 100;
+
+/// `rows[k][i]` is row k's cell of column i (column 0 the metric); the
+/// table printed once, or cut into tables of as many columns as fit in
+/// [`MAX_WIDTH`] (at least one policy each).
+fn fitted(header: &[String], rows: &[Vec<String>]) -> String {
+    let render = |cols: &[usize]| {
+        let mut t = table(cols.iter().map(|&i| header[i].clone()).collect());
+        for r in rows {
+            t.add_row(cols.iter().map(|&i| r[i].clone()).collect::<Vec<_>>());
+        }
+        format!("{t}\n")
+    };
+    let width = |text: &str| text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let mut out = String::new();
+    let mut next = 1;
+    while next < header.len() {
+        // The most policies from `next` on that fit (one at least).
+        let mut take = header.len() - next;
+        let text = loop {
+            let cols: Vec<usize> = std::iter::once(0).chain(next..next + take).collect();
+            let text = render(&cols);
+            if take == 1 || width(&text) <= MAX_WIDTH {
+                break text;
+            }
+            take -= 1;
+        };
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out += &text;
+        next += take;
+    }
+    out
+}
+
 pub fn compare_table(c: &Comparison) -> String {
     let seeds = match c.seeds.as_slice() {
         [one] => format!("seed {one}"),
@@ -213,21 +251,21 @@ pub fn compare_table(c: &Comparison) -> String {
     );
     let mut header = vec!["metric".to_string()];
     header.extend(c.policies.iter().map(|p| p.policy.clone()));
-    let mut t = table(header);
     let names: Vec<String> = c.policies[0]
         .metrics
         .iter()
         .map(|m| m.metric.clone())
         .collect();
+    let mut rows = Vec::new();
     for (mi, m) in names.iter().enumerate() {
         let mut row = vec![name(m)];
         for p in &c.policies {
             let s = &p.metrics[mi];
             row.push(cell(s.mean, s.ci_low, s.ci_high));
         }
-        t.add_row(row);
+        rows.push(row);
     }
-    out += &format!("{t}\n");
+    out += &fitted(&header, &rows);
     for f in &c.failed {
         out += &format!("\npolicy {} failed: no results\n", name(&f.policy));
     }
@@ -239,7 +277,7 @@ pub fn compare_table(c: &Comparison) -> String {
         );
         let mut header = vec!["metric".to_string()];
         header.extend(c.policies.iter().skip(1).map(|p| p.policy.clone()));
-        let mut t = table(header);
+        let mut rows = Vec::new();
         for m in &names {
             let mut row = vec![name(m)];
             for p in c.policies.iter().skip(1) {
@@ -263,9 +301,9 @@ pub fn compare_table(c: &Comparison) -> String {
                     num(d.mean)
                 ));
             }
-            t.add_row(row);
+            rows.push(row);
         }
-        out += &format!("{t}\n");
+        out += &fitted(&header, &rows);
     }
     out
 }

@@ -128,12 +128,12 @@ fn list_shows_every_built_in_by_family() {
 }
 
 #[test]
-fn no_arguments_compares_the_paper_policies_on_the_base_scenario() {
+fn no_arguments_compares_the_paper_policies_where_they_differ_in_100_columns() {
     let r = vcsim::<&str>(&[]).run();
     assert_eq!(r.status(), 0, "{}", r.stderr());
     let out = r.stdout();
     assert!(
-        out.starts_with("scenario paper-base · 5 replications"),
+        out.starts_with("scenario mix-5-slack-5 · 5 replications"),
         "{out}"
     );
     for p in [
@@ -144,6 +144,54 @@ fn no_arguments_compares_the_paper_policies_on_the_base_scenario() {
         "CS2_WF2_WS2_JC1",
     ] {
         assert!(out.contains(p), "{p}");
+    }
+    // The policies differ there: CS1 wastes where CS2 does not.
+    assert!(out.contains("worse"), "{out}");
+    for line in out.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    // It ends with what to try next, on two lines.
+    let last: Vec<&str> = out.lines().rev().take(2).collect();
+    assert!(last[1].starts_with("try: vcsim compare"), "{out}");
+    assert!(last[0].contains("vcsim list"), "{out}");
+}
+
+#[test]
+fn compare_tables_of_five_long_specs_stay_within_100_columns() {
+    let mut args = vec![
+        "compare",
+        "scenarios/two-deadlines.toml",
+        "--replications",
+        "2",
+    ];
+    for p in [
+        "cpu=cs2,fetch=gpu,send=gpu,estimate=jc2,disk=none",
+        "cpu=cs1,fetch=wf2,send=ws1,estimate=jc1,disk=share",
+        "CS3_WF3_WS3_JC3",
+        "cpu=cs3-intended,fetch=wf3-intended,send=ws3,estimate=jc3-uncorrected",
+        "CS2_WF1_WS2_JC2",
+    ] {
+        args.extend(["--policy", p]);
+    }
+    let out = vcsim(&args).stdout();
+    for line in out.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    // Every policy is still named in full.
+    for p in [
+        "cpu=cs2,fetch=gpu,send=gpu,estimate=jc2,disk=none",
+        "cpu=cs1,fetch=wf2,send=ws1,estimate=jc1,disk=share",
+        "CS3-INTENDED_WF3-INTENDED_WS3_JC3-UNCORRECTED",
+    ] {
+        assert!(out.contains(p), "{p}: {out}");
     }
 }
 
