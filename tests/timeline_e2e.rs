@@ -9,25 +9,11 @@
 
 mod common;
 
+use common::browser_or_skip;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH")?;
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        for dir in std::env::split_paths(&path) {
-            let p = dir.join(name);
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
 
 fn tmp(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("timeline-{name}"));
@@ -131,19 +117,6 @@ fn selftest(
         .replace("&quot;", "\"")
         .replace("&amp;", "&");
     serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
-}
-
-fn browser_or_skip() -> Option<PathBuf> {
-    match chromium() {
-        Some(b) => Some(b),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("chromium is not installed; .ci/run must install Debian's `chromium` package")
-        }
-        None => {
-            eprintln!("skipped: chromium is not installed (apt-get install chromium); set CI to make this a failure");
-            None
-        }
-    }
 }
 
 #[test]

@@ -100,3 +100,36 @@ pub fn temp_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).expect("a temporary directory");
     d
 }
+
+/// Headless Chromium: `$CHROMIUM`, else the first of its usual names on
+/// the PATH.
+pub fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Chromium, or None with a note when it is missing (a failure under CI,
+/// which must install it).
+pub fn browser_or_skip() -> Option<PathBuf> {
+    match chromium() {
+        Some(b) => Some(b),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("chromium is not installed; .ci/run must install Debian's `chromium` package")
+        }
+        None => {
+            eprintln!("skipped: chromium is not installed (apt-get install chromium); set CI to make this a failure");
+            None
+        }
+    }
+}
