@@ -171,3 +171,20 @@ fn endless_tiny_jobs_stay_bounded() {
         "flops_estimate = 1\nflops_mean = 1",
     );
 }
+
+/// A big host whose identical jobs finish together asks for one job per
+/// RPC, many RPCs a step: the per-step cap holds, and the log says so once
+/// and counts the steps at the end, instead of a line a step.
+#[test]
+fn a_big_host_at_the_rpc_cap_says_so_once() {
+    let (code, err) = run_with("big-host", "ncpus = 2", "ncpus = 64");
+    assert_eq!(code, 0, "{err}");
+    let said = err.matches("32 RPCs in one step;").count();
+    assert_eq!(said, 1, "{err}");
+    let counted = err
+        .lines()
+        .find_map(|l| l.split("32 RPCs in one step, at ").nth(1))
+        .unwrap_or_else(|| panic!("no count at the end: {err}"));
+    let steps: u32 = counted.trim_end_matches(" steps in all").parse().unwrap();
+    assert!(steps > 1, "{err}");
+}

@@ -228,7 +228,14 @@ impl ClientState {
     }
 
     pub fn job(&self, id: u64) -> Option<&Job> {
-        self.jobs.iter().find(|j| j.id == id)
+        self.job_index(id).map(|i| &self.jobs[i])
+    }
+
+    /// Where job `id` is in `jobs`. Jobs are kept in id order: ids count
+    /// up as jobs arrive, arrivals are appended and removals keep the order
+    /// (`Simulation::push_job` asserts it in debug builds).
+    pub fn job_index(&self, id: u64) -> Option<usize> {
+        self.jobs.binary_search_by_key(&id, |j| j.id).ok()
     }
 
     /// `p`'s exponentially averaged CPU seconds at `t` (not before the last

@@ -11,6 +11,13 @@ use rand::Rng;
 use rand_distr::{Distribution, Normal};
 
 impl Simulation {
+    /// Adds a job to the host's list, which stays in id order (so that
+    /// `State::job_index` can search it).
+    fn push_job(&mut self, job: Job) {
+        debug_assert!(self.st.jobs.last().is_none_or(|l| l.id < job.id));
+        self.st.jobs.push(job);
+    }
+
     pub(super) fn add_initial_jobs(&mut self, scn: &Scenario) -> Result<(), SimError> {
         for (p, sp) in scn.projects.iter().enumerate() {
             for ij in &sp.jobs {
@@ -43,7 +50,7 @@ impl Simulation {
                     job.state = JobState::Preempted;
                 }
                 let (id, now) = (job.id, job.received);
-                self.st.jobs.push(job);
+                self.push_job(job);
                 self.add_input_file(p, a, id, now, false)?;
             }
         }
@@ -113,7 +120,7 @@ impl Simulation {
             job.fail_at_flops = fail_at;
             jobs[c.rsc] += 1;
             let id = job.id;
-            self.st.jobs.push(job);
+            self.push_job(job);
             self.done_step.push(NEVER);
             self.add_input_file(p, c.app, id, now, true)?;
         }

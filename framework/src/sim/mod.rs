@@ -30,7 +30,7 @@ mod schedule;
 mod server;
 
 use crate::log::RunLog;
-use crate::model::ClientState;
+use crate::model::{ClientState, RunMode};
 use crate::policy::{PolicyError, PolicySet, RunList};
 use crate::registry::Family;
 use crate::rng::{stream, SimRng};
@@ -138,6 +138,9 @@ pub struct Simulation {
     /// Jobs (indices) that finished at this step and are not yet handled.
     finished_now: Vec<usize>,
     runlist: RunList,
+    /// Per job (by place in the job list): its mode in the run list being
+    /// applied, if listed.
+    listed: Vec<Option<RunMode>>,
     /// Per resource: some RPC asked for its work by resource.
     asked: Vec<bool>,
     timeline: Option<Timeline>,
@@ -148,6 +151,8 @@ pub struct Simulation {
     /// The fetcher certified, at this step's last question, that it asks
     /// for nothing up to this time (event-driven mode).
     quiet_through: Option<Time>,
+    /// Steps at which the RPC loop reached `MAX_RPCS_PER_STEP`.
+    rpc_cap_steps: u64,
 }
 
 impl Simulation {
@@ -180,12 +185,14 @@ impl Simulation {
             done_step: Vec::new(),
             finished_now: Vec::new(),
             runlist: RunList::default(),
+            listed: Vec::new(),
             asked: vec![false; nrsc],
             timeline: opts.timeline.then(Timeline::default),
             log: RunLog::default(),
             trace: Vec::new(),
             steps_visited: 0,
             quiet_through: None,
+            rpc_cap_steps: 0,
             disk: DiskBook::default(),
             opts,
         };
@@ -255,6 +262,14 @@ impl Simulation {
         self.check_invariants().map_err(|m| self.broken(m))?;
         let report = self.report()?;
         let warnings = self.warnings(&report);
+        if self.rpc_cap_steps > 1 {
+            let msg = format!(
+                "{} RPCs in one step, at {} steps in all",
+                client_rpc::MAX_RPCS_PER_STEP,
+                self.rpc_cap_steps
+            );
+            self.log.push(self.st.now, "simulator", &msg);
+        }
         Ok(RunOutput {
             report,
             timeline: self.timeline,

@@ -35,23 +35,36 @@ impl Simulation {
         Ok(())
     }
 
-    fn validate_run_list(&self, out: &RunList) -> Result<(), SimError> {
-        let mut listed: Vec<&Job> = Vec::with_capacity(out.jobs.len());
-        for (n, &(id, _)) in out.jobs.iter().enumerate() {
-            let Some(j) = self.st.job(id) else {
+    /// Checks the run list, and marks in `self.listed` each listed job's
+    /// mode by its place in the job list (linear in the jobs, which a
+    /// 256-CPU host needs).
+    fn validate_run_list(&mut self, out: &RunList) -> Result<(), SimError> {
+        let mut listed = std::mem::take(&mut self.listed);
+        listed.clear();
+        listed.resize(self.st.jobs.len(), None);
+        let r = self.mark_run_list(out, &mut listed);
+        self.listed = listed;
+        r
+    }
+
+    fn mark_run_list(&self, out: &RunList, listed: &mut [Option<RunMode>]) -> Result<(), SimError> {
+        let mut jobs: Vec<&Job> = Vec::with_capacity(out.jobs.len());
+        for &(id, mode) in &out.jobs {
+            let Some(i) = self.st.job_index(id) else {
                 return Err(self.invalid(Family::Cpu, format!("job {id} is not on the host")));
             };
+            let j = &self.st.jobs[i];
             if !j.is_runnable() {
                 return Err(
                     self.invalid(Family::Cpu, format!("job {id} has finished and cannot run"))
                 );
             }
-            if out.jobs[..n].iter().any(|(o, _)| *o == id) {
+            if listed[i].replace(mode).is_some() {
                 return Err(self.invalid(Family::Cpu, format!("job {id} is listed twice")));
             }
-            listed.push(j);
+            jobs.push(j);
         }
-        Admission::admits_all(&self.st.host, &self.st.projects, &listed)
+        Admission::admits_all(&self.st.host, &self.st.projects, &jobs)
             .map_err(|m| self.invalid(Family::Cpu, m))
     }
 
@@ -61,7 +74,7 @@ impl Simulation {
         let now = self.st.now;
         for i in 0..self.st.jobs.len() {
             let id = self.st.jobs[i].id;
-            let listed = out.jobs.iter().find(|(j, _)| *j == id).map(|(_, m)| *m);
+            let listed = self.listed[i];
             let j = &mut self.st.jobs[i];
             let pr = &mut self.st.projects[j.project];
             match (j.state, listed) {

@@ -57,6 +57,20 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+    // A big host: the base scenario on 256 CPUs for 10 days (2.6 s on the
+    // development machine; 100 days take about 26 s). It makes about 850
+    // RPCs a day, one job each, and every RPC runs the round-robin
+    // simulation of some 600 jobs twice: see the book's scenario bounds.
+    let mut big = base();
+    big.host.ncpus = 256;
+    big.duration_days = 10.0;
+    let s = PolicySpec::parse("CS2_WF2_WS2_JC2").expect("spec");
+    let mut g = c.benchmark_group("10-day run, 256 CPUs");
+    g.sample_size(10);
+    g.bench_function("paper-base CS2_WF2_WS2_JC2", |b| {
+        b.iter(|| run_spec(&big, &reg, &s, SimOptions::default()).expect("runs"))
+    });
+    g.finish();
 }
 
 criterion_group!(benches, bench);

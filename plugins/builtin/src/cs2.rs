@@ -28,6 +28,11 @@ pub struct Cs2 {
     jobs_of: Vec<Vec<usize>>,
     /// The debt pass's heap storage, kept between calls.
     order: Vec<(Key, Reverse<usize>)>,
+    /// The EDF pass's candidates, earliest deadline first.
+    edf: Vec<usize>,
+    /// Per project, for its running, preempted and queued jobs: how far
+    /// into `jobs_of` the debt pass has looked.
+    cursor: Vec<[usize; 3]>,
 }
 
 impl CpuScheduler for Cs2 {
@@ -68,19 +73,27 @@ impl CpuScheduler for Cs2 {
 
         // EDF pass: jobs of projects with misses, earliest deadline first; a
         // project gets at most as many deadline slots as it has misses.
+        // A job passed over stays so: the counts and the capacity only
+        // shrink. So one walk in EDF order (ties to the earlier job) makes
+        // the picks that searching for the earliest each time would.
         let mut dm = self.misses.clone();
-        loop {
-            let mut best: Option<usize> = None;
-            for (k, j) in jobs.iter().enumerate() {
-                if !j.is_runnable() || dm[j.project] == 0 || self.listed[k] || !cap.fits(j) {
-                    continue;
-                }
-                if best.is_none_or(|b| edf_before(v, j, &jobs[b])) {
-                    best = Some(k);
-                }
+        self.edf.clear();
+        self.edf
+            .extend((0..jobs.len()).filter(|&k| jobs[k].is_runnable() && dm[jobs[k].project] > 0));
+        self.edf.sort_by(|&a, &b| {
+            if edf_before(v, &jobs[a], &jobs[b]) {
+                std::cmp::Ordering::Less
+            } else if edf_before(v, &jobs[b], &jobs[a]) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
             }
-            let Some(k) = best else { break };
+        });
+        for &k in &self.edf {
             let p = jobs[k].project;
+            if dm[p] == 0 || !cap.fits(&jobs[k]) {
+                continue;
+            }
             dm[p] -= 1;
             cap.take(&jobs[k]);
             self.list.push((k, RunMode::Deadline));
@@ -99,19 +112,27 @@ impl CpuScheduler for Cs2 {
                 .map(|p| (Key(self.anticipated[p]), Reverse(p))),
         );
         let mut heap = BinaryHeap::from(std::mem::take(&mut self.order));
+        // A job passed over (listed, or not fitting) stays so in this call,
+        // so each cursor only moves forward: linear in the jobs in all.
+        self.cursor.clear();
+        self.cursor.resize(np, [0; 3]);
+        const STATES: [JobState; 3] = [JobState::Running, JobState::Preempted, JobState::Queued];
         while let Some((_, Reverse(p))) = heap.pop() {
             let mine = &self.jobs_of[p];
-            let ok = |k: &usize| !self.listed[*k] && cap.fits(&jobs[*k]);
-            let first = |s: JobState| {
-                mine.iter()
-                    .copied()
-                    .filter(ok)
-                    .find(|&k| jobs[k].state == s)
-            };
-            let Some(k) = first(JobState::Running)
-                .or_else(|| first(JobState::Preempted))
-                .or_else(|| first(JobState::Queued))
-            else {
+            let mut pick = None;
+            for (c, state) in self.cursor[p].iter_mut().zip(STATES) {
+                while let Some(&k) = mine.get(*c) {
+                    if jobs[k].state == state && !self.listed[k] && cap.fits(&jobs[k]) {
+                        pick = Some(k);
+                        break;
+                    }
+                    *c += 1;
+                }
+                if pick.is_some() {
+                    break;
+                }
+            }
+            let Some(k) = pick else {
                 continue;
             };
             cap.take(&jobs[k]);

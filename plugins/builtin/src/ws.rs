@@ -37,36 +37,32 @@ impl WorkSender for Ws1 {
 #[derive(Default)]
 pub struct Ws2 {
     jobs: Vec<EdfJob>,
+    /// When each instance frees, in the EDF schedules without and with the
+    /// candidate.
+    without: BinaryHeap<Reverse<Key>>,
+    with: BinaryHeap<Reverse<Key>>,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct EdfJob {
     deadline: f64,
     duration: f64,
-    is_candidate: bool,
 }
 
-/// Finish times of an EDF schedule on `slots` instances, from time 0
-/// (relative to now), in deadline order.
-fn edf_finishes(jobs: &mut [EdfJob], slots: usize, finishes: &mut Vec<f64>) {
-    jobs.sort_by(|a, b| {
-        a.deadline
-            .total_cmp(&b.deadline)
-            .then(a.is_candidate.cmp(&b.is_candidate))
-    });
-    // The slot that frees first takes the next job (a heap: O(J log n)).
-    let mut free: BinaryHeap<Reverse<Key>> = (0..slots.max(1)).map(|_| Reverse(Key(0.0))).collect();
-    finishes.clear();
-    for j in jobs.iter() {
-        let mut first = free.peek_mut().expect("at least one slot");
-        first.0 .0 += j.duration;
-        finishes.push(first.0 .0);
-    }
+/// Schedules `job` on the instance of `free` that frees first (EDF on
+/// identical instances), and returns when it finishes.
+fn edf_next(free: &mut BinaryHeap<Reverse<Key>>, job: &EdfJob) -> f64 {
+    let mut first = free.peek_mut().expect("at least one instance");
+    first.0 .0 += job.duration;
+    first.0 .0
 }
 
 impl Ws2 {
     /// The EDF check of `cand` against the workload (relative times; the
-    /// computation deadline is the deadline less the buffer minimum).
+    /// computation deadline is the deadline less the buffer minimum). The
+    /// two schedules, without and with the candidate, are one until the
+    /// candidate's place in deadline order (after the jobs of its deadline),
+    /// so they are computed once that far: O(J log J) for J jobs.
     pub fn feasible(&mut self, req: &ServerRequest, sent: &[Candidate], cand: &Candidate) -> bool {
         let rsc = cand.rsc;
         let slots = req.host.ninstances(rsc).floor().max(1.0) as usize;
@@ -78,45 +74,40 @@ impl Ws2 {
             self.jobs.push(EdfJob {
                 deadline: rel(j.deadline),
                 duration: j.remaining_seconds,
-                is_candidate: false,
             });
         }
         for c in sent.iter().filter(|c| c.rsc == rsc) {
             self.jobs.push(EdfJob {
                 deadline: rel(c.deadline),
                 duration: c.est_seconds,
-                is_candidate: false,
             });
         }
-        let mut before_f = Vec::new();
-        let mut before = self.jobs.clone();
-        edf_finishes(&mut before, slots, &mut before_f);
-        self.jobs.push(EdfJob {
+        // (Stable: jobs of one deadline keep the order they were listed in.)
+        self.jobs.sort_by(|a, b| a.deadline.total_cmp(&b.deadline));
+        let cand = EdfJob {
             deadline: rel(cand.deadline),
             duration: cand.est_seconds,
-            is_candidate: true,
-        });
-        let mut after_f = Vec::new();
-        let mut after = self.jobs.clone();
-        edf_finishes(&mut after, slots, &mut after_f);
-        // Match jobs before and after by their position among the non-candidates.
-        let mut bi = 0;
-        for (ai, j) in after.iter().enumerate() {
-            let f = after_f[ai];
-            if j.is_candidate {
-                if f > j.deadline {
-                    return false;
-                }
-                continue;
-            }
-            let (bj, bf) = (before[bi], before_f[bi]);
-            bi += 1;
-            debug_assert_eq!(bj.deadline, j.deadline);
-            let was_on_time = bf <= bj.deadline;
-            if was_on_time && f > j.deadline {
+        };
+        let at = self
+            .jobs
+            .partition_point(|j| j.deadline.total_cmp(&cand.deadline).is_le());
+        self.without.clear();
+        self.without.extend((0..slots).map(|_| Reverse(Key(0.0))));
+        for j in &self.jobs[..at] {
+            edf_next(&mut self.without, j);
+        }
+        self.with.clone_from(&self.without);
+        if edf_next(&mut self.with, &cand) > cand.deadline {
+            return false;
+        }
+        for j in &self.jobs[at..] {
+            let before = edf_next(&mut self.without, j);
+            let after = edf_next(&mut self.with, j);
+            let was_on_time = before <= j.deadline;
+            if was_on_time && after > j.deadline {
                 return false;
             }
-            if !was_on_time && f > bf {
+            if !was_on_time && after > before {
                 return false;
             }
         }

@@ -95,12 +95,19 @@ impl RrResult {
 /// Scratch space reused between simulations (see `run` for the scheme).
 #[derive(Debug, Clone, Default)]
 struct Scratch {
-    /// Per simulated job: active now; its remaining time as of its
-    /// project's stamp.
+    /// Per simulated job: active now; its remaining time when it became
+    /// active (or at the start).
     active: Vec<bool>,
     rem: Vec<f64>,
-    /// Per project: its active jobs (indices into `RrResult::jobs`), ascending.
-    pact: Vec<Vec<usize>>,
+    /// Per project: the work each of its active jobs has done since the
+    /// start, as of its stamp. All of a project's active jobs run at one
+    /// rate, so an active job's remaining time is its `pact` key less this,
+    /// and bringing a project up to date costs one addition.
+    done: Vec<f64>,
+    /// Per project: its active jobs (indices into `RrResult::jobs`), keyed
+    /// by remaining time plus `done` when they became active, the least
+    /// (then the earliest) first: the next to finish is on top.
+    pact: Vec<BinaryHeap<Reverse<(Key, usize)>>>,
     active_width: Vec<f64>,
     live: Vec<bool>,
     next_waiting: Vec<usize>,
@@ -314,10 +321,12 @@ fn job_width(j: &vcsim_framework::Job, rsc: Rsc) -> f64 {
 /// at every event and resets every rate when a project runs out of jobs,
 /// which costs jobs x projects per run; this one gives the same answers in
 /// time that grows as jobs x log(projects):
-/// - all active jobs of a project run at one rate, so a project's remaining
-///   times are brought up to date only at its own events and when its rate
-///   changes (`stamp`), and its next job to finish is the one with the
-///   least remaining time;
+/// - all active jobs of a project run at one rate, so a project keeps the
+///   work each has done since the start (`done`, brought up to date only at
+///   its own events and when its rate changes, `stamp`) and its active jobs
+///   in a heap keyed by remaining time plus `done` at activation: its next
+///   job to finish is on top, and an event costs O(log J), however many
+///   jobs are active (a 256-CPU host has hundreds);
 /// - a project's rate is `min(1, factor / nrrs) x ocf`. Below the full rate
 ///   it is proportional to 1 / nrrs, so on a virtual clock that runs at
 ///   `ocf / nrrs` it is the constant `factor`: a project running out of
@@ -430,7 +439,7 @@ fn run(v: &View, rsc: Rsc, buffer: f64, remaining: &[f64], rates: Rates, out: &m
     for (k, j) in sim.iter().enumerate() {
         if sc.active_width[j.project] < n && cap_ok(sc, j.index) {
             sc.active[k] = true;
-            sc.pact[j.project].push(k);
+            sc.pact[j.project].push(Reverse((Key(sc.rem[k]), k)));
             sc.active_width[j.project] += j.width;
             busy += j.width;
             count(sc, j.index, 1);
@@ -500,8 +509,7 @@ fn run(v: &View, rsc: Rsc, buffer: f64, remaining: &[f64], rates: Rates, out: &m
         }
         sc.rem[kb] = 0.0;
         sc.active[kb] = false;
-        let pos = sc.pact[p].iter().position(|&k| k == kb).expect("active");
-        sc.pact[p].remove(pos);
+        sc.deactivate(p, kb);
         sc.active_width[p] -= sim[kb].width;
         busy -= sim[kb].width;
         if capped && at_cap(v, p, sc.active_jobs[p], &sc.active_app[p]) {
@@ -534,8 +542,8 @@ fn run(v: &View, rsc: Rsc, buffer: f64, remaining: &[f64], rates: Rates, out: &m
         let activated = w < nj;
         if activated {
             sc.active[w] = true;
-            let at = sc.pact[p].partition_point(|&k| k < w);
-            sc.pact[p].insert(at, w);
+            let key = sc.rem[w] + sc.done[p];
+            sc.pact[p].push(Reverse((Key(key), w)));
             sc.active_width[p] += sim[w].width;
             busy += sim[w].width;
             count(sc, sim[w].index, 1);
@@ -637,8 +645,11 @@ impl Scratch {
         self.active.clear();
         self.active.resize(nj, false);
         self.rem.clear();
-        self.pact.resize_with(np.max(self.pact.len()), Vec::new);
-        self.pact.iter_mut().for_each(Vec::clear);
+        self.done.clear();
+        self.done.resize(np, 0.0);
+        self.pact
+            .resize_with(np.max(self.pact.len()), BinaryHeap::new);
+        self.pact.iter_mut().for_each(BinaryHeap::clear);
         self.active_width.clear();
         self.active_width.resize(np, 0.0);
         self.live.clear();
@@ -694,11 +705,20 @@ impl Scratch {
         };
         let done = speed * (clock_now - self.stamp[p]);
         if done > 0.0 {
-            for &k in &self.pact[p] {
-                self.rem[k] = (self.rem[k] - done).max(0.0);
-            }
+            self.done[p] += done;
         }
         self.stamp[p] = clock_now;
+    }
+
+    /// Takes finished job `k` out of p's active jobs. It is the one on top
+    /// (the finish came off p's latest `push_next`); the search is a guard.
+    fn deactivate(&mut self, p: usize, k: usize) {
+        let heap = &mut self.pact[p];
+        if heap.peek().is_some_and(|&Reverse((_, top))| top == k) {
+            heap.pop();
+        } else {
+            heap.retain(|&Reverse((_, j))| j != k);
+        }
     }
 
     /// Sets p's rate from its share and active jobs now (BOINC's
@@ -748,13 +768,10 @@ impl Scratch {
     /// Queues p's next job to finish: its active job with the least
     /// remaining time (the earlier one on a tie).
     fn push_next(&mut self, p: usize, c: &Clock) {
-        let mut best: Option<(f64, usize)> = None;
-        for &k in &self.pact[p] {
-            if best.is_none_or(|(r, _)| self.rem[k] < r) {
-                best = Some((self.rem[k], k));
-            }
-        }
-        let Some((r, k)) = best else { return };
+        let Some(&Reverse((Key(key), k))) = self.pact[p].peek() else {
+            return;
+        };
+        let r = (key - self.done[p]).max(0.0);
         let ver = self.version[p];
         if self.full[p] {
             self.by_time
