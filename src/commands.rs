@@ -113,9 +113,9 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 output::note(&format!("warning: {}", output::printable(w)));
             }
             output::emit(&match format {
-                Format::Table => output::run_table(&out.report),
-                Format::Json => output::run_json(&out.report),
-                Format::Csv => output::run_csv(&out.report),
+                Format::Table => output::run_table(&out.report, &specs[0]),
+                Format::Json => output::run_json(&out.report, &specs[0]),
+                Format::Csv => output::run_csv(&out.report, &specs[0]),
             })
         }
         Some(Command::Compare {
@@ -211,7 +211,8 @@ pub fn parse_specs(policies: &[String]) -> Result<Vec<PolicySpec>, Failure> {
 
 /// Runs every policy on seeds seed, seed+1, ... in parallel on `jobs`
 /// threads (see `vcsim_sweep::threads::count`); the result does not depend
-/// on the number of threads.
+/// on the number of threads. Two different policies of one label are
+/// refused before any run (an input error): they could not be told apart.
 pub fn run_comparison(
     scn: &Scenario,
     reg: &Registry,
@@ -220,6 +221,7 @@ pub fn run_comparison(
     seed: Option<u64>,
     jobs: Option<usize>,
 ) -> Result<compare::Comparison, Failure> {
+    vcsim_framework::registry::check_labels(specs).map_err(|(_, e)| Failure::input(e))?;
     let base = seed.unwrap_or(scn.seed);
     let seeds: Vec<u64> = (0..replications as u64).map(|i| base + i).collect();
     let cells: Vec<(usize, u64)> = (0..specs.len())
@@ -245,7 +247,7 @@ pub fn run_comparison(
         match r {
             Ok((report, warnings)) => {
                 for w in warnings {
-                    let w = format!("{}: {w}", specs[*i].display());
+                    let w = format!("{}: {w}", specs[*i].label());
                     if !warned.contains(&w) {
                         warned.push(w);
                     }
@@ -262,16 +264,19 @@ pub fn run_comparison(
         output::note(&format!("warning: {}", output::printable(w)));
     }
     let mut names: Vec<String> = Vec::new();
+    let mut whole: Vec<String> = Vec::new();
     let mut ran: Vec<Vec<RunReport>> = Vec::new();
     let mut failed: Vec<compare::FailedPolicy> = Vec::new();
     for ((spec, r), e) in specs.iter().zip(runs).zip(errors) {
         match e {
             None => {
-                names.push(spec.display());
+                names.push(spec.label());
+                whole.push(spec.display());
                 ran.push(r);
             }
             Some(error) => failed.push(compare::FailedPolicy {
-                policy: spec.display(),
+                policy: spec.label(),
+                spec: spec.display(),
                 error,
             }),
         }
@@ -279,11 +284,11 @@ pub fn run_comparison(
     if names.is_empty() {
         let what: Vec<String> = failed
             .iter()
-            .map(|f| format!("policy `{}` failed: {}", f.policy, f.error))
+            .map(|f| format!("policy `{}` failed: {}", f.spec, f.error))
             .collect();
         return Err(Failure::running(what.join("\n")));
     }
-    let mut c = compare::compare(&scn.name, &seeds, &names, &ran);
+    let mut c = compare::compare(&scn.name, &seeds, &names, &whole, &ran);
     c.failed = failed;
     Ok(c)
 }

@@ -33,7 +33,10 @@ pub struct Difference {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PolicySummary {
+    /// The policy's label (`PolicySpec::label`).
     pub policy: String,
+    /// The whole spec (`PolicySpec::display`).
+    pub spec: String,
     pub metrics: Vec<MetricSummary>,
 }
 
@@ -54,6 +57,7 @@ pub struct Comparison {
 #[derive(Debug, Clone, Serialize)]
 pub struct FailedPolicy {
     pub policy: String,
+    pub spec: String,
     pub error: String,
 }
 
@@ -68,7 +72,7 @@ impl Comparison {
         let what: Vec<String> = self
             .failed
             .iter()
-            .map(|f| format!("policy `{}` failed: {}", f.policy, f.error))
+            .map(|f| format!("policy `{}` failed: {}", f.spec, f.error))
             .collect();
         Some(crate::Failure::running(format!(
             "{}\n{} of {} policies ran and are shown: {}",
@@ -80,11 +84,13 @@ impl Comparison {
     }
 }
 
-/// `runs[i][r]`: policy i, replication r (same seed across i).
+/// `runs[i][r]`: policy i, replication r (same seed across i); `names[i]`
+/// its label, `specs[i]` its whole spec.
 pub fn compare(
     scenario: &str,
     seeds: &[u64],
     names: &[String],
+    specs: &[String],
     runs: &[Vec<RunReport>],
 ) -> Comparison {
     let r6 = vcsim_framework::metrics::round6;
@@ -101,6 +107,7 @@ pub fn compare(
         .enumerate()
         .map(|(i, name)| PolicySummary {
             policy: name.clone(),
+            spec: specs[i].clone(),
             metrics: names_of_metrics
                 .iter()
                 .map(|m| {

@@ -48,8 +48,9 @@ pub enum Command {
     Run {
         scenario: PathBuf,
         /// Policy: `CS2_WF2_WS2_JC2`, `cpu=cs2,fetch=wf2,...` or a script
-        /// (`my_policy.rhai`: the family its hooks implement). Default:
-        /// `CS2_WF2_WS2_JC2`, or on a host whose projects use its GPUs
+        /// (`my_policy.rhai`: the family its hooks implement); `,label=NAME`
+        /// names it in the outputs. Default: `CS2_WF2_WS2_JC2`, or on a
+        /// host whose projects use its GPUs
         /// `cpu=cs2,fetch=gpu,send=gpu,estimate=jc2`.
         #[arg(long)]
         policy: Option<String>,

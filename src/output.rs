@@ -2,7 +2,9 @@
 
 use crate::compare::{Comparison, Verdict};
 use comfy_table::{presets::ASCII_MARKDOWN, Table};
-use vcsim_framework::{Metrics, RunReport};
+use serde::Serialize;
+use vcsim_framework::metrics::{DiskMetrics, ProjectMetrics};
+use vcsim_framework::{Metrics, PolicySpec, RunReport};
 
 /// Writes `text` to standard output: all the commands' output goes
 /// through here (or [`emitln`]), never through `print!`, which panics on a
@@ -118,7 +120,31 @@ fn num(x: f64) -> String {
     }
 }
 
-pub fn run_table(r: &RunReport) -> String {
+/// What a table's policy labels stand for: a `label: spec` line for each
+/// label that is not its whole spec (none for the paper's notation), in
+/// the order given, each once; empty when there is none.
+pub fn legend<'a>(specs: impl IntoIterator<Item = &'a str>) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for spec in specs {
+        let line = match PolicySpec::parse(spec) {
+            Ok(p) => p.legend_line(),
+            Err(_) => None,
+        };
+        if let Some(line) = line.map(|l| name(&l)) {
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("\n{}\n", lines.join("\n"))
+}
+
+/// The run's table; `spec` is the policy it ran (the report names it by
+/// its label).
+pub fn run_table(r: &RunReport, spec: &PolicySpec) -> String {
     let mut out = format!(
         "scenario {} · policy {} · seed {}\n\n",
         name(&r.scenario),
@@ -170,20 +196,66 @@ pub fn run_table(r: &RunReport) -> String {
         t.add_row(vec!["suspended_hours".into(), num(d.suspended_hours)]);
         out += &format!("\n{t}\n");
     }
+    out += &legend([spec.display().as_str()]);
     out
 }
 
-pub fn run_json(r: &RunReport) -> String {
-    serde_json::to_string_pretty(r).expect("plain data") + "\n"
+/// `run --format json`: the report, with the whole spec after the label.
+#[derive(Serialize)]
+struct RunJson<'a> {
+    scenario: &'a str,
+    policy: &'a str,
+    spec: String,
+    seed: u64,
+    metrics: &'a Metrics,
+    resources: &'a serde_json::Map<String, serde_json::Value>,
+    projects: &'a [ProjectMetrics],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    disk: Option<&'a DiskMetrics>,
+}
+
+pub fn run_json(r: &RunReport, spec: &PolicySpec) -> String {
+    // Every field of the report, named: one added to `RunReport` fails to
+    // compile here until it is written out.
+    let RunReport {
+        scenario,
+        policy,
+        seed,
+        metrics,
+        resources,
+        projects,
+        disk,
+    } = r;
+    let json = RunJson {
+        scenario,
+        policy,
+        spec: spec.display(),
+        seed: *seed,
+        metrics,
+        resources,
+        projects,
+        disk: disk.as_ref(),
+    };
+    serde_json::to_string_pretty(&json).expect("plain data") + "\n"
 }
 
 /// One header line and one row: the aggregate metrics.
-pub fn run_csv(r: &RunReport) -> String {
+pub fn run_csv(r: &RunReport, spec: &PolicySpec) -> String {
     let mut w = csv::Writer::from_writer(vec![]);
-    let mut header = vec!["scenario".to_string(), "policy".into(), "seed".into()];
+    let mut header = vec![
+        "scenario".to_string(),
+        "policy".into(),
+        "spec".into(),
+        "seed".into(),
+    ];
     header.extend(Metrics::NAMES.iter().map(|s| s.to_string()));
     w.write_record(&header).expect("in memory");
-    let mut row = vec![r.scenario.clone(), r.policy.clone(), r.seed.to_string()];
+    let mut row = vec![
+        r.scenario.clone(),
+        r.policy.clone(),
+        spec.display(),
+        r.seed.to_string(),
+    ];
     row.extend(
         Metrics::NAMES
             .iter()
@@ -305,6 +377,12 @@ pub fn compare_table(c: &Comparison) -> String {
         }
         out += &fitted(&header, &rows);
     }
+    out += &legend(
+        c.policies
+            .iter()
+            .map(|p| p.spec.as_str())
+            .chain(c.failed.iter().map(|f| f.spec.as_str())),
+    );
     out
 }
 
@@ -318,6 +396,7 @@ pub fn compare_csv(c: &Comparison) -> String {
     w.write_record([
         "scenario",
         "policy",
+        "spec",
         "metric",
         "mean",
         "ci_low",
@@ -338,6 +417,7 @@ pub fn compare_csv(c: &Comparison) -> String {
             w.write_record([
                 c.scenario.clone(),
                 p.policy.clone(),
+                p.spec.clone(),
                 s.metric.clone(),
                 num(s.mean),
                 opt(s.ci_low),

@@ -20,11 +20,17 @@ use std::time::{Duration, SystemTime};
 const POLL: Duration = Duration::from_millis(200);
 
 /// The files a comparison depends on: the scenario and every script named
-/// in the policy specs (`cpu=policies/x.rhai,...`).
+/// in the policy specs (`cpu=policies/x.rhai,...`; a `label=` is no file).
 pub fn watched_files(scenario: &Path, policies: &[String]) -> Vec<PathBuf> {
     let mut files = vec![scenario.to_path_buf()];
     for p in policies {
         for part in p.split(',') {
+            if part
+                .split_once('=')
+                .is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("label"))
+            {
+                continue;
+            }
             let name = part.split_once('=').map_or(part, |(_, v)| v).trim();
             if name.ends_with(".rhai") {
                 let path = PathBuf::from(name);
@@ -246,7 +252,8 @@ mod tests {
             replications: idleness.len() as u32,
             seeds: (1..=idleness.len() as u64).collect(),
             policies: vec![PolicySummary {
-                policy: "cpu=x.rhai".into(),
+                policy: "x_WF2_WS2_JC2".into(),
+                spec: "cpu=x.rhai,fetch=wf2,send=ws2,estimate=jc2,disk=none".into(),
                 metrics: vec![
                     MetricSummary {
                         metric: "idleness".into(),

@@ -14,14 +14,16 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A policy whose spec is longer than a legend entry shows.
-const LONG: &str = "cpu=cs1,fetch=wf2,send=ws2,estimate=jc2,disk=share";
+/// A policy whose label (`CS3-INTENDED_WF1-V4_WS2_JC2+share`) is longer
+/// than a legend entry shows.
+const LONG: &str = "cpu=cs3-intended,fetch=wf1-v4,send=ws2,estimate=jc2,disk=share";
 
-/// The legend's entries for [`LONG`] and `CS2_WF2_WS2_JC2`, the caption of
-/// what they share, and the x axis's name.
-const LONG_SHOWN: &str = "cpu=cs1,disk=share";
-const BASE_SHOWN: &str = "cpu=cs2,disk=none";
-const CAPTION: &str = "every policy: fetch=wf2, send=ws2, estimate=jc2";
+/// The legend's entries for [`LONG`] and `CS2_WF2_WS2_JC2` (the families
+/// they differ in, cut in the middle), the caption of what they share, and
+/// the x axis's name.
+const LONG_SHOWN: &str = "cpu=cs3-intend…v4,disk=share";
+const BASE_SHOWN: &str = "cpu=cs2,fetch=wf2,disk=none";
+const CAPTION: &str = "every policy: send=ws2, estimate=jc2";
 const XDESC: &str = "slack (latency bound ÷ job run time; log scale)";
 
 /// Two days of the base scenario, two policies, a log axis (1 to 60).

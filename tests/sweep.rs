@@ -75,7 +75,7 @@ fn a_small_sweep_writes_results_summary_plots_and_manifest() {
     let o = dir.join("out");
     let results = read(&o.join("results.csv"));
     assert_eq!(results.lines().count(), 1 + 2 * 2 * 2, "{results}");
-    assert!(results.starts_with("cell,mix,policy,replication,seed,status,idleness,waste,"));
+    assert!(results.starts_with("cell,mix,policy,spec,replication,seed,status,idleness,waste,"));
     insta::assert_snapshot!("small_summary", read(&o.join("summary.csv")));
     for m in ["waste", "idleness"] {
         let svg = read(&o.join(format!("{m}.svg")));
@@ -322,7 +322,7 @@ fn a_sweep_without_an_axis_runs_its_replications() {
     let o = dir.join("out");
     let results = read(&o.join("results.csv"));
     assert!(
-        results.starts_with("cell,policy,replication,seed,status,"),
+        results.starts_with("cell,policy,spec,replication,seed,status,"),
         "{results}"
     );
     assert_eq!(results.lines().count(), 1 + 2 * 3, "{results}");
@@ -332,13 +332,13 @@ fn a_sweep_without_an_axis_runs_its_replications() {
     );
     let summary = read(&o.join("summary.csv"));
     assert!(
-        summary.starts_with("cell,policy,metric,n,mean,"),
+        summary.starts_with("cell,policy,spec,metric,n,mean,"),
         "{summary}"
     );
     assert!(
         summary
             .lines()
-            .any(|l| l.starts_with("0,CS2_WF2_WS2_JC2,waste,3,")),
+            .any(|l| l.starts_with("0,CS2_WF2_WS2_JC2,CS2_WF2_WS2_JC2,waste,3,")),
         "{summary}"
     );
     let names: Vec<String> = files(&o).into_iter().map(|(n, _)| n).collect();
@@ -404,7 +404,7 @@ fn a_failing_cell_does_not_lose_the_others() {
     assert!(
         summary
             .lines()
-            .any(|l| l.starts_with("1,0,CS2_WF2_WS2_JC2,waste,0,,,")),
+            .any(|l| l.starts_with("1,0,CS2_WF2_WS2_JC2,CS2_WF2_WS2_JC2,waste,0,,,")),
         "{summary}"
     );
     assert!(dir.join("out/waste.svg").exists());

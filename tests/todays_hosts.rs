@@ -30,8 +30,9 @@ fn near(x: f64, want: f64, tol: f64) -> bool {
 #[test]
 fn gpu_jobs_holding_a_hundredth_of_a_cpu_leave_neither_the_cpu_nor_the_gpu_idle() {
     let r = run("scenarios/gpu-fractional-cpu.toml", &[]);
+    assert_eq!(r["policy"], "CS2_gpu_gpu_JC2");
     assert_eq!(
-        r["policy"],
+        r["spec"],
         "cpu=cs2,fetch=gpu,send=gpu,estimate=jc2,disk=none"
     );
     assert!(idle(&r, "cpu") <= 0.02, "{r}");

@@ -38,7 +38,8 @@ pub use sim::{run, RunOutput, SimError, SimOptions, Stepping};
 /// Re-exported so that plugins submit built-ins with the same `inventory`.
 pub use inventory;
 
-/// Loads a scenario, makes the policies of `spec` from `registry`, and runs it.
+/// Loads a scenario, makes the policies of `spec` from `registry`, and runs
+/// it. The report names the policy by its label ([`PolicySpec::label`]).
 pub fn run_spec(
     scn: &Scenario,
     registry: &Registry,
@@ -46,5 +47,5 @@ pub fn run_spec(
     opts: SimOptions,
 ) -> Result<RunOutput, String> {
     let set = registry.instantiate(spec)?;
-    run(scn, set, &spec.display(), opts).map_err(|e| format!("{}: {e}", scn.name))
+    run(scn, set, &spec.label(), opts).map_err(|e| format!("{}: {e}", scn.name))
 }

@@ -181,23 +181,37 @@ impl Registry {
     }
 }
 
-/// One policy name per family.
+/// One policy name per family, and the label outputs show it by.
+///
+/// Two specs are equal when they name the same policies *and* the same
+/// label override: a label is part of what the user asked for, so
+/// `CS1,label=old` beside `CS1` is two policies (two columns of a
+/// comparison), ordered and hashed as such.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PolicySpec {
     pub names: [String; 5],
+    /// The name given with `label=NAME`; `None`: [`PolicySpec::label`]
+    /// makes one from the names.
+    pub label: Option<String>,
 }
 
 impl Default for PolicySpec {
     fn default() -> Self {
         PolicySpec {
             names: Family::ALL.map(|f| f.default_name().to_string()),
+            label: None,
         }
     }
 }
 
+/// The most characters a `label=NAME` may have.
+pub const LABEL_MAX_CHARS: usize = 40;
+
 impl PolicySpec {
     /// Parses the paper's notation (`CS2_WF2_WS2_JC2`, families left out take
     /// the defaults) or the explicit one (`cpu=cs2,fetch=wf2,disk=share`).
+    /// Either may carry `label=NAME` after a comma (`CS1,label=old`), the
+    /// name outputs show the policy by (see [`PolicySpec::label`]).
     /// A script named without its family (`x.rhai`, or `cs1,x.rhai`) is
     /// refused here: [`PolicySpec::parse_with`] is given a way to read it.
     pub fn parse(s: &str) -> Result<PolicySpec, String> {
@@ -212,7 +226,8 @@ impl PolicySpec {
     /// takes the family `family_of` finds in it (the hooks it implements).
     /// A script may be the whole spec (`policies/least_slack.rhai`) or a
     /// part of the explicit notation (`fetch=wf1,policies/least_slack.rhai`),
-    /// which also takes the paper's names bare (`CS1,WF1,x.rhai`).
+    /// which also takes the paper's names bare (`CS1,WF1,x.rhai`, or
+    /// `CS1_WF1,x.rhai`).
     pub fn parse_with(
         s: &str,
         family_of: &dyn Fn(&str) -> Result<Family, String>,
@@ -250,23 +265,33 @@ impl PolicySpec {
             for part in s.split(',') {
                 let part = part.trim();
                 match part.split_once('=') {
+                    Some((k, v)) if k.trim().eq_ignore_ascii_case("label") => {
+                        let v = v.trim();
+                        check_label(v).map_err(|e| format!("policy `{s}`: {e}"))?;
+                        if spec.label.replace(v.to_string()).is_some() {
+                            return Err(format!("policy `{s}`: the label is given twice"));
+                        }
+                    }
                     Some((k, v)) => {
                         let f = Family::from_key(k.trim()).ok_or_else(|| {
                             format!(
-                                "policy `{s}`: unknown family `{}` (cpu, fetch, send, estimate, disk)",
+                                "policy `{s}`: unknown family `{}` (cpu, fetch, send, estimate, disk; or label=NAME)",
                                 k.trim()
                             )
                         })?;
                         set(f, v.trim(), &mut spec)?;
                     }
                     None if part.ends_with(".rhai") => set(script(part)?, part, &mut spec)?,
+                    // Paper names, one (`CS1`) or several (`CS1_WF1`).
                     None => {
-                        let f = paper(part).filter(|_| !part.contains('/')).ok_or_else(|| {
-                            format!(
-                                "policy `{s}`: `{part}` is not FAMILY=NAME, a paper name (CSn, WFn, WSn, JCn) or a script (.rhai)"
-                            )
-                        })?;
-                        set(f, part, &mut spec)?;
+                        for tok in part.split('_') {
+                            let f = paper(tok).filter(|_| !part.contains('/')).ok_or_else(|| {
+                                format!(
+                                    "policy `{s}`: `{part}` is not FAMILY=NAME, a paper name (CSn, WFn, WSn, JCn), a script (.rhai) or label=NAME"
+                                )
+                            })?;
+                            set(f, tok, &mut spec)?;
+                        }
                     }
                 }
             }
@@ -293,16 +318,17 @@ impl PolicySpec {
         &self.names[f.index()]
     }
 
-    /// The paper's notation when every name fits it and the disk manager is
-    /// the default; the explicit notation otherwise.
+    /// The whole spec, which parses back to this one: the paper's notation
+    /// when every name fits it and the disk manager is the default, the
+    /// explicit notation otherwise; then `,label=NAME` if one was given.
+    /// For what must reproduce the policy (a sweep's manifest, `spec` in
+    /// JSON and CSV, errors); tables and plots show [`PolicySpec::label`].
     pub fn display(&self) -> String {
-        let paper = Family::ALL[..4].iter().all(|f| {
-            let n = self.name(*f).to_ascii_uppercase();
-            f.paper_prefix().is_some_and(|p| n.starts_with(p))
-                && !n.contains('.')
-                && !n.contains('/')
-        }) && self.name(Family::Disk) == Family::Disk.default_name();
-        if paper {
+        let paper = Family::ALL[..4]
+            .iter()
+            .all(|f| is_paper_name(*f, self.name(*f)))
+            && self.name(Family::Disk) == Family::Disk.default_name();
+        let mut out = if paper {
             Family::ALL[..4]
                 .iter()
                 .map(|f| self.name(*f).to_ascii_uppercase())
@@ -314,14 +340,133 @@ impl PolicySpec {
                 .map(|f| format!("{}={}", f.key(), self.name(*f)))
                 .collect::<Vec<_>>()
                 .join(",")
+        };
+        if let Some(l) = &self.label {
+            out.push_str(",label=");
+            out.push_str(l);
+        }
+        out
+    }
+
+    /// The short name outputs show this policy by. It depends on this spec
+    /// only (never on the policies beside it), so a policy has the same
+    /// name in every table, CSV file, JSON document and plot:
+    ///
+    /// - the `label=NAME` given, if any;
+    /// - else the four families' short names joined by `_` (cpu, fetch,
+    ///   send, estimate): a name of the paper's kind upper-cased (`WF2`,
+    ///   `CS3-INTENDED`), a script by its file stem (`least_slack` for
+    ///   `policies/least_slack.rhai`), any other name as given (`gpu`, a
+    ///   plugin's `lsf`); then, when the disk manager is not the default,
+    ///   `+` and its short name.
+    ///
+    /// So the paper's combinations keep their names (`CS2_WF2_WS2_JC2`),
+    /// `cpu=policies/least_slack.rhai` is `least_slack_WF2_WS2_JC2`, the
+    /// GPU default is `CS2_gpu_gpu_JC2` and `disk=share` is
+    /// `CS2_WF2_WS2_JC2+share`.
+    pub fn label(&self) -> String {
+        if let Some(l) = &self.label {
+            return l.clone();
+        }
+        let mut out = Family::ALL[..4]
+            .iter()
+            .map(|&f| short_name(f, self.name(f)))
+            .collect::<Vec<_>>()
+            .join("_");
+        let disk = self.name(Family::Disk);
+        if disk != Family::Disk.default_name() {
+            out.push('+');
+            out.push_str(&short_name(Family::Disk, disk));
+        }
+        out
+    }
+
+    /// This spec without its `label=NAME`.
+    pub fn without_label(&self) -> PolicySpec {
+        PolicySpec {
+            names: self.names.clone(),
+            label: None,
         }
     }
+
+    /// `label: spec` for the legend under a table, when the label is not
+    /// already the whole spec (`None` for `CS2_WF2_WS2_JC2`).
+    pub fn legend_line(&self) -> Option<String> {
+        let (label, whole) = (self.label(), self.without_label().display());
+        (label != whole).then(|| format!("{label}: {whole}"))
+    }
+}
+
+/// Refuses, among policies shown side by side (a comparison, a sweep), two
+/// different ones of the same label: they could not be told apart. The
+/// error is the index of the second and a message naming both specs.
+pub fn check_labels(specs: &[PolicySpec]) -> Result<(), (usize, String)> {
+    for (j, b) in specs.iter().enumerate() {
+        let lb = b.label();
+        if let Some(a) = specs[..j].iter().find(|a| *a != b && a.label() == lb) {
+            return Err((
+                j,
+                format!(
+                    "policies `{}` and `{}` are both labelled `{lb}`; tell them apart with `label=NAME` (as in `{},label=NAME`)",
+                    a.display(),
+                    b.display(),
+                    b.without_label().display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Why `label=NAME` cannot take `name`, if it cannot.
+fn check_label(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("`label=` needs a name".into());
+    }
+    if name.chars().count() > LABEL_MAX_CHARS {
+        return Err(format!(
+            "the label `{name}` is longer than {LABEL_MAX_CHARS} characters"
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(format!(
+            "the label `{}` holds a control character",
+            name.escape_debug()
+        ));
+    }
+    if name.contains(',') || name.contains('=') {
+        return Err(format!("the label `{name}` holds `,` or `=`"));
+    }
+    Ok(())
 }
 
 /// Whether a policy name is a path (a script or a file), kept as written
 /// rather than lowercased.
 fn is_script(name: &str) -> bool {
     name.ends_with(".rhai") || name.contains('/')
+}
+
+/// Whether `name` is of the paper's kind for family `f` (`cs2`, `wf1-v4`,
+/// `cs3-intended`): it starts with the family's prefix and holds nothing
+/// that would stop the paper's notation from parsing back.
+fn is_paper_name(f: Family, name: &str) -> bool {
+    f.paper_prefix()
+        .is_some_and(|p| name.to_ascii_uppercase().starts_with(p))
+        && !name.contains(['.', '/', '_', ','])
+}
+
+/// A name as a label shows it: the paper's kind upper-cased, a script (or
+/// any path) by its file stem, anything else as it is.
+fn short_name(f: Family, name: &str) -> String {
+    if is_paper_name(f, name) {
+        name.to_ascii_uppercase()
+    } else if is_script(name) {
+        std::path::Path::new(name)
+            .file_stem()
+            .map_or_else(|| name.to_string(), |s| s.to_string_lossy().into_owned())
+    } else {
+        name.to_string()
+    }
 }
 
 impl fmt::Display for PolicySpec {
@@ -368,6 +513,9 @@ mod tests {
         assert!(PolicySpec::parse("CS1,foo")
             .unwrap_err()
             .contains("`foo` is not FAMILY=NAME"));
+        assert!(PolicySpec::parse("CS1_foo,send=ws1")
+            .unwrap_err()
+            .contains("`CS1_foo` is not FAMILY=NAME"));
     }
 
     #[test]
@@ -386,6 +534,137 @@ mod tests {
         let none = |p: &str| Err::<Family, _>(format!("{p}: no hooks"));
         let e = PolicySpec::parse_with("x.rhai", &none).unwrap_err();
         assert_eq!(e, "policy `x.rhai`: x.rhai: no hooks");
+    }
+
+    #[test]
+    fn a_label_is_the_paper_notation_where_it_applies() {
+        for (spec, label) in [
+            ("CS2_WF2_WS2_JC2", "CS2_WF2_WS2_JC2"),
+            ("CS1", "CS1_WF2_WS2_JC2"),
+            ("CS3_WF3_WS3_JC3", "CS3_WF3_WS3_JC3"),
+            (
+                "cpu=cs3-intended,fetch=wf3,send=ws3,estimate=jc3",
+                "CS3-INTENDED_WF3_WS3_JC3",
+            ),
+            ("fetch=wf1-v4", "CS2_WF1-V4_WS2_JC2"),
+        ] {
+            let s = PolicySpec::parse(spec).unwrap();
+            assert_eq!(s.label(), label, "{spec}");
+            // The paper's notation is the whole spec: no legend line.
+            assert_eq!(s.label(), s.display());
+            assert_eq!(s.legend_line(), None);
+        }
+    }
+
+    #[test]
+    fn a_label_names_scripts_by_their_stem_and_others_as_given() {
+        let fetch = |_: &str| Ok(Family::Fetch);
+        for (spec, label) in [
+            ("cpu=policies/least_slack.rhai", "least_slack_WF2_WS2_JC2"),
+            ("fetch=/home/me/wf1_v4.rhai", "CS2_wf1_v4_WS2_JC2"),
+            ("cpu=cs2,fetch=gpu,send=gpu,estimate=jc2", "CS2_gpu_gpu_JC2"),
+            ("cpu=lsf", "lsf_WF2_WS2_JC2"),
+            ("disk=share", "CS2_WF2_WS2_JC2+share"),
+            ("CS2_WF2_WS2_JC2,disk=share", "CS2_WF2_WS2_JC2+share"),
+            (
+                "CS1,disk=policies/disk_lru.rhai",
+                "CS1_WF2_WS2_JC2+disk_lru",
+            ),
+            ("policies/least_queued.rhai", "CS2_least_queued_WS2_JC2"),
+        ] {
+            let s = PolicySpec::parse_with(spec, &fetch).unwrap();
+            assert_eq!(s.label(), label, "{spec}");
+        }
+        // The whole spec of a policy whose label is not its notation.
+        let s = PolicySpec::parse("disk=share").unwrap();
+        assert_eq!(
+            s.display(),
+            "cpu=cs2,fetch=wf2,send=ws2,estimate=jc2,disk=share"
+        );
+        assert_eq!(
+            s.legend_line().as_deref(),
+            Some("CS2_WF2_WS2_JC2+share: cpu=cs2,fetch=wf2,send=ws2,estimate=jc2,disk=share")
+        );
+    }
+
+    #[test]
+    fn label_overrides_and_is_part_of_the_spec() {
+        let fetch = |_: &str| Ok(Family::Fetch);
+        for (spec, whole) in [
+            (
+                "cpu=x.rhai,label=mine",
+                "cpu=x.rhai,fetch=wf2,send=ws2,estimate=jc2,disk=none,label=mine",
+            ),
+            ("CS1,label=old", "CS1_WF2_WS2_JC2,label=old"),
+            ("label=old, CS1", "CS1_WF2_WS2_JC2,label=old"),
+            ("CS1_WF1,label=old v4", "CS1_WF1_WS2_JC2,label=old v4"),
+            (
+                "x.rhai,label=mine",
+                "cpu=cs2,fetch=x.rhai,send=ws2,estimate=jc2,disk=none,label=mine",
+            ),
+        ] {
+            let s = PolicySpec::parse_with(spec, &fetch).unwrap();
+            assert_eq!(s.display(), whole, "{spec}");
+            assert_eq!(s.label(), whole.rsplit_once("label=").unwrap().1);
+            // The whole spec reads back as the same spec.
+            assert_eq!(PolicySpec::parse(&s.display()).unwrap(), s);
+        }
+        let old = PolicySpec::parse("CS1,label=old").unwrap();
+        assert_eq!(old.legend_line().as_deref(), Some("old: CS1_WF2_WS2_JC2"));
+        // Two specs that differ by their label only are two policies.
+        let plain = PolicySpec::parse("CS1").unwrap();
+        assert_ne!(old, plain);
+        assert_eq!(old.without_label(), plain);
+    }
+
+    #[test]
+    fn bad_labels_are_refused_naming_the_spec() {
+        for (spec, why) in [
+            ("CS1,label=", "`label=` needs a name"),
+            ("CS1,label= ,send=ws1", "`label=` needs a name"),
+            ("CS1,label=a,label=b", "the label is given twice"),
+            ("CS1,label=a=b", "holds `,` or `=`"),
+            ("CS1,label=a\u{7}b", "control character"),
+            (
+                "CS1,label=a_name_of_more_than_forty_characters_in_all",
+                "longer than 40 characters",
+            ),
+        ] {
+            let e = PolicySpec::parse(spec).unwrap_err();
+            assert!(e.starts_with(&format!("policy `{spec}`: ")), "{e}");
+            assert!(e.contains(why), "{spec}: {e}");
+        }
+        // Forty characters are enough.
+        let forty = "x".repeat(40);
+        assert_eq!(
+            PolicySpec::parse(&format!("CS1,label={forty}"))
+                .unwrap()
+                .label(),
+            forty
+        );
+    }
+
+    #[test]
+    fn two_policies_of_one_label_are_refused_side_by_side() {
+        let specs: Vec<PolicySpec> = ["cpu=a/x.rhai", "CS2_WF2_WS2_JC2", "cpu=b/x.rhai"]
+            .iter()
+            .map(|s| PolicySpec::parse(s).unwrap())
+            .collect();
+        let (i, e) = check_labels(&specs).unwrap_err();
+        assert_eq!(i, 2);
+        assert_eq!(
+            e,
+            "policies `cpu=a/x.rhai,fetch=wf2,send=ws2,estimate=jc2,disk=none` and \
+             `cpu=b/x.rhai,fetch=wf2,send=ws2,estimate=jc2,disk=none` are both labelled \
+             `x_WF2_WS2_JC2`; tell them apart with `label=NAME` (as in \
+             `cpu=b/x.rhai,fetch=wf2,send=ws2,estimate=jc2,disk=none,label=NAME`)"
+        );
+        // A label that takes another policy's name clashes too.
+        let specs = ["CS1,label=CS2_WF2_WS2_JC2", "CS2"].map(|s| PolicySpec::parse(s).unwrap());
+        assert_eq!(check_labels(&specs).unwrap_err().0, 1);
+        // The same policy twice is no clash (it is shown twice).
+        let specs = ["CS1", "CS1_WF2"].map(|s| PolicySpec::parse(s).unwrap());
+        assert!(check_labels(&specs).is_ok());
     }
 
     #[test]

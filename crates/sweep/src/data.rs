@@ -87,6 +87,13 @@ pub fn value_label(v: &serde_json::Value) -> String {
     }
 }
 
+/// The label of a policy as a sweep's definition writes it (its whole
+/// spec): [`vcsim_framework::PolicySpec::label`], or the text itself if it
+/// does not parse.
+pub fn label_of(spec: &str) -> String {
+    vcsim_framework::PolicySpec::parse(spec).map_or_else(|_| spec.to_string(), |s| s.label())
+}
+
 /// A deterministic slice of the cells: shard K of N runs cells i with
 /// `i % N == K - 1` (round robin, so that slow regions of an axis spread).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,6 +124,8 @@ pub struct Row {
     pub cell: usize,
     /// The value of each axis, as text.
     pub labels: Vec<String>,
+    /// The policy's whole spec, as [`Definition::policies`] writes it (the
+    /// CSV files show its label beside it).
     pub policy: String,
     pub replication: u32,
     pub seed: u64,

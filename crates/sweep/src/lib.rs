@@ -207,6 +207,9 @@ impl Sweep {
                 ));
             }
         }
+        // Tables and plots name the policies by their labels: one each.
+        vcsim_framework::registry::check_labels(&specs)
+            .map_err(|(i, e)| err("policies", Some(raw.policies.get_ref()[i].span()), e))?;
         let replications = match &raw.replications {
             None => 1,
             Some(r) => {
@@ -414,6 +417,12 @@ impl Sweep {
         ];
         for p in &policies {
             for part in p.split(',') {
+                if part
+                    .split_once('=')
+                    .is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("label"))
+                {
+                    continue;
+                }
                 let v = part.split_once('=').map_or(part, |(_, v)| v).trim();
                 if v.ends_with(".rhai") && !inputs.iter().any(|i| i.path == v) {
                     let bytes = std::fs::read(v).unwrap_or_default();

@@ -5,7 +5,7 @@
 //! which reads the shards' rows back, computes the very same summary and
 //! plots as an unsharded run.
 
-use crate::data::{sha256_hex, Definition, Manifest, Row};
+use crate::data::{label_of, sha256_hex, Definition, Manifest, Row};
 use crate::summary::{summarize, SummaryLine};
 use std::path::{Path, PathBuf};
 use vcsim_framework::metrics::round6;
@@ -24,13 +24,28 @@ fn opt(x: Option<f64>) -> String {
 fn results_header(def: &Definition) -> Vec<String> {
     let mut header: Vec<String> = vec!["cell".into()];
     header.extend(def.axes.iter().map(|a| a.param.clone()));
-    header.extend(["policy", "replication", "seed", "status"].map(String::from));
+    header.extend(["policy", "spec", "replication", "seed", "status"].map(String::from));
     header.extend(Metrics::NAMES.map(String::from));
     header.push("error".into());
     header
 }
 
+/// The label of each of the sweep's policies (by whole spec), computed once.
+fn labels(def: &Definition) -> std::collections::BTreeMap<&str, String> {
+    def.policies
+        .iter()
+        .map(|p| (p.as_str(), label_of(p)))
+        .collect()
+}
+
+/// The label of `spec`, from `known` (or computed, for a spec the sweep
+/// does not have).
+fn label_in(known: &std::collections::BTreeMap<&str, String>, spec: &str) -> String {
+    known.get(spec).cloned().unwrap_or_else(|| label_of(spec))
+}
+
 fn results_csv(def: &Definition, rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
+    let known = labels(def);
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
@@ -39,6 +54,7 @@ fn results_csv(def: &Definition, rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
         let mut rec: Vec<String> = vec![r.cell.to_string()];
         rec.extend(r.labels.iter().cloned());
         rec.extend([
+            label_in(&known, &r.policy),
             r.policy.clone(),
             r.replication.to_string(),
             r.seed.to_string(),
@@ -61,6 +77,7 @@ fn results_csv(def: &Definition, rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
 }
 
 fn summary_csv(def: &Definition, lines: &[SummaryLine]) -> Result<Vec<u8>, csv::Error> {
+    let known = labels(def);
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
         .from_writer(Vec::new());
@@ -69,6 +86,7 @@ fn summary_csv(def: &Definition, lines: &[SummaryLine]) -> Result<Vec<u8>, csv::
     header.extend(
         [
             "policy",
+            "spec",
             "metric",
             "n",
             "mean",
@@ -85,7 +103,12 @@ fn summary_csv(def: &Definition, lines: &[SummaryLine]) -> Result<Vec<u8>, csv::
     for s in lines {
         let mut rec: Vec<String> = vec![s.cell.to_string()];
         rec.extend(s.labels.iter().cloned());
-        rec.extend([s.policy.clone(), s.metric.clone(), s.n.to_string()]);
+        rec.extend([
+            label_in(&known, &s.policy),
+            s.policy.clone(),
+            s.metric.clone(),
+            s.n.to_string(),
+        ]);
         rec.extend([opt(s.mean), opt(s.ci_low), opt(s.ci_high)]);
         rec.extend([
             opt(s.diff.map(|d| d.mean)),
@@ -218,6 +241,7 @@ fn parse_results(def: &Definition, bytes: &[u8]) -> Result<Vec<Row>, String> {
     let naxes = def.axes.len();
     let nm = Metrics::NAMES.len();
     let header = results_header(def);
+    let known = labels(def);
     let width = header.len();
     let mut rows = Vec::new();
     let mut header_seen = false;
@@ -248,13 +272,20 @@ fn parse_results(def: &Definition, bytes: &[u8]) -> Result<Vec<Row>, String> {
         let cell: usize = rec[0].parse().map_err(|_| bad("cell"))?;
         let labels: Vec<String> = (0..naxes).map(|a| rec[1 + a].to_string()).collect();
         let b = 1 + naxes;
-        let policy = rec[b].to_string();
-        let replication: u32 = rec[b + 1].parse().map_err(|_| bad("replication"))?;
-        let seed: u64 = rec[b + 2].parse().map_err(|_| bad("seed"))?;
-        let outcome = match &rec[b + 3] {
+        // The label, then the whole spec the row stands for.
+        let policy = rec[b + 1].to_string();
+        if rec[b] != label_in(&known, &policy) {
+            return Err(format!(
+                "results.csv:{line}: policy `{}` is not the label of `{policy}`",
+                &rec[b]
+            ));
+        }
+        let replication: u32 = rec[b + 2].parse().map_err(|_| bad("replication"))?;
+        let seed: u64 = rec[b + 3].parse().map_err(|_| bad("seed"))?;
+        let outcome = match &rec[b + 4] {
             "ok" => Ok((0..nm)
                 .map(|k| {
-                    rec[b + 4 + k]
+                    rec[b + 5 + k]
                         .parse::<f64>()
                         .map_err(|_| bad(Metrics::NAMES[k]))
                 })

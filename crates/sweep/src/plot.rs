@@ -170,16 +170,19 @@ fn short_part(part: &str, level: u8) -> String {
     }
 }
 
-/// The names a legend shows for `policies`, and, when it leaves out what
-/// they all have in common, that part (to be shown once). A file is named
-/// by its stem (or its file name, or its path, where the stem would make
-/// two policies look alike). When a name is still longer than
-/// [`LEGEND_CHARS`], each policy is named by the families in which the
-/// policies differ only (`cpu=least_slack` for
-/// `cpu=/a/least_slack.rhai,fetch=wf2,send=ws2,estimate=jc2,disk=none`
+/// The names a legend shows for `policies` (whole specs), and, when it
+/// leaves out what they all have in common, that part (to be shown once).
+/// A policy is named by its label ([`PolicySpec::label`]: the paper's
+/// notation, a script by its stem, `label=NAME` if given), which does not
+/// depend on the policies beside it. When a label is longer than
+/// [`LEGEND_CHARS`] and none was given with `label=`, each policy is named
+/// by the families in which the policies differ only (`cpu=least_slack`
+/// for `cpu=/a/least_slack.rhai,fetch=wf2,send=ws2,estimate=jc2,disk=none`
 /// beside `CS2_WF2_WS2_JC2`), the others returned as the common part. A
 /// name still too long is cut in its middle, and names cut alike are
-/// numbered: distinct policies always get distinct names.
+/// numbered: distinct policies always get distinct names. Text that is not
+/// a spec is named by its parts, a file by its stem (or its file name, or
+/// its path, where the stem would make two policies look alike).
 pub fn legend_names(policies: &[String]) -> (Vec<String>, Option<String>) {
     // Each policy's parts, as written or by family.
     let written: Vec<Vec<String>> = policies
@@ -211,9 +214,13 @@ pub fn legend_names(policies: &[String]) -> (Vec<String>, Option<String>) {
         }
         shown
     };
-    let mut shown = named(&written);
+    let mut shown = match &specs {
+        Some(specs) => specs.iter().map(PolicySpec::label).collect(),
+        None => named(&written),
+    };
     let mut common = None;
-    if let Some(specs) = specs.filter(|_| shown.iter().any(|s| s.chars().count() > LEGEND_CHARS)) {
+    let long = shown.iter().any(|s| s.chars().count() > LEGEND_CHARS);
+    if let Some(specs) = specs.filter(|s| long && s.iter().all(|s| s.label.is_none())) {
         let part = |s: &PolicySpec, f: Family| format!("{}={}", f.key(), s.names[f.index()]);
         let (same, differ): (Vec<Family>, Vec<Family>) = Family::ALL.into_iter().partition(|&f| {
             specs
@@ -919,17 +926,21 @@ mod tests {
         assert!(svg.contains("<title>t: waste vs slack</title>"), "{svg}");
         assert!(svg.contains("waste (fraction of available FLOPs)"));
         assert!(svg.contains("slack (latency bound ÷ job run time; log scale)"));
-        // The legend names the policies by what differs, the script by its
-        // stem; the rest once, under the plot; the whole specs in <title>s.
-        for (shown, full) in [("cpu=my_round_robin", long), ("cpu=cs2", "CS2_WF2_WS2_JC2")] {
-            assert!(
-                svg.contains(&format!("<g><title>{full}</title><text")),
-                "{svg}"
-            );
-            assert!(svg.contains(&format!("\n{shown}\n</text>")), "{svg}");
-        }
+        // The legend names the policies by their labels, the script by its
+        // stem; the whole spec in a <title> where the label is not it.
         assert!(
-            svg.contains("\nevery policy: fetch=wf2, send=ws2, estimate=jc2, disk=none\n</text>")
+            svg.contains(&format!("<g><title>{long}</title><text")),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("\nmy_round_robin_WF2_WS2_JC2\n</text>"),
+            "{svg}"
+        );
+        assert!(svg.contains("\nCS2_WF2_WS2_JC2\n</text>"), "{svg}");
+        assert!(!svg.contains("<title>CS2_WF2_WS2_JC2</title>"), "{svg}");
+        assert!(
+            !svg.contains("every policy"),
+            "labels that fit need no caption"
         );
         assert!(
             !svg.contains(&format!("\n{long}\n</text>")),
@@ -1004,22 +1015,29 @@ mod tests {
                 None
             )
         );
-        // A script alone: its stem.
+        // Specs: their labels, whatever the policies beside them.
+        let (n, c) = names(&[
+            "cpu=policies/least_slack.rhai,fetch=wf2,send=ws2,estimate=jc2,disk=none",
+            "cpu=cs1,fetch=wf2,send=ws2,estimate=jc2,disk=share",
+            "CS2_WF2_WS2_JC2,label=today",
+        ]);
+        assert_eq!(
+            n,
+            ["least_slack_WF2_WS2_JC2", "CS1_WF2_WS2_JC2+share", "today"]
+        );
+        assert_eq!(c, None);
+        // Text that is not a spec, like a script alone: its stem.
         let (n, _) = names(&["/home/me/policies/least_slack.rhai", "CS2_WF2_WS2_JC2"]);
         assert_eq!(n, ["least_slack", "CS2_WF2_WS2_JC2"]);
-        // Two scripts of one stem: their paths, as far as they differ.
+        // Two scripts of one stem (a sweep refuses them): numbered.
         let (n, _) = names(&["cpu=a/x.rhai", "cpu=b/x.rhai"]);
-        assert_eq!(n, ["cpu=a/x.rhai", "cpu=b/x.rhai"]);
-        let (n, _) = names(&["cpu=x.rhai", "cpu=x.so"]);
-        assert_eq!(n, ["cpu=x.rhai", "cpu=x.so"]);
-        // Long specs: the families that differ; the rest once.
-        let (n, c) = names(&[
-            "cpu=cs1,fetch=wf2,send=ws2,estimate=jc2,disk=share",
-            "CS2_WF2_WS2_JC2",
-        ]);
-        assert_eq!(n, ["cpu=cs1,disk=share", "cpu=cs2,disk=none"]);
-        assert_eq!(c.as_deref(), Some("fetch=wf2,send=ws2,estimate=jc2"));
-        // Too long even so: cut, and numbered where cut alike.
+        assert_eq!(n, ["x_WF2_WS2_JC2 [1]", "x_WF2_WS2_JC2 [2]"]);
+        // A label given too long: cut in its middle, nothing else changes.
+        let (n, c) = names(&["CS1,label=the old scheduler of the v4 client", "CS2"]);
+        assert_eq!(n, ["the old schedu…the v4 client", "CS2_WF2_WS2_JC2"]);
+        assert_eq!(c, None);
+        // Labels too long: the families that differ; the rest once; too
+        // long even so: cut, and numbered where cut alike.
         let a = "cpu=/p/a_very_long_policy_name_one.rhai,fetch=/p/another_long_fetch_policy.rhai";
         let b = "cpu=/p/a_very_long_policy_name_two.rhai,fetch=/p/another_long_fetch_policy.rhai";
         let (n, c) = names(&[a, b]);
