@@ -54,7 +54,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 Path::new("<built-in mix-5-slack-5.toml>"),
             )
             .map_err(|e| Failure::input(e.to_string()))?;
-            let specs = parse_specs(&DEFAULT_POLICIES.map(String::from))?;
+            let specs = crate::extensions::parse_specs(&DEFAULT_POLICIES.map(String::from))?;
             let reg = registry_for(&plugins, &specs)?;
             let c = run_comparison(&scn, &reg, &specs, 5, None, None)?;
             output::emit(&output::compare_table(&c))?;
@@ -83,7 +83,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             }
             let scn = load_scenario_with(&scenario, &set)?;
             let policy = policy.unwrap_or_else(|| default_spec(&scn).to_string());
-            let specs = parse_specs(&[policy])?;
+            let specs = crate::extensions::parse_specs(&[policy])?;
             let reg = registry_for(&plugins, &specs)?;
             let opts = SimOptions {
                 stepping: if fixed_step {
@@ -138,7 +138,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             };
             let once = || -> Result<compare::Comparison, Failure> {
                 let scn = load_scenario_with(&scenario, &set)?;
-                let specs = parse_specs(&policy)?;
+                let specs = crate::extensions::parse_specs(&policy)?;
                 let reg = registry_for(&plugins, &specs)?;
                 run_comparison(&scn, &reg, &specs, replications, seed, jobs)
             };
@@ -156,25 +156,43 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             shard,
         }) => crate::sweep_cmd::sweep(&sweep, &out, jobs, shard.as_deref(), &plugins),
         Some(Command::Merge { dirs, out }) => crate::sweep_cmd::merge(&dirs, &out),
+        Some(Command::Search {
+            policy,
+            metric,
+            space,
+            scenario,
+            budget,
+            seeds,
+            seed,
+            days,
+            jobs,
+            out,
+        }) => crate::search_cmd::search(
+            &crate::search_cmd::Args {
+                policies: &policy,
+                metric: &metric,
+                space: space.as_deref(),
+                scenario: scenario.as_deref(),
+                budget,
+                seeds,
+                seed,
+                days,
+                jobs,
+                out: &out,
+            },
+            &plugins,
+        ),
         Some(Command::Import { input, out }) => crate::import_cmd::import(&input, out.as_deref()),
         Some(Command::Check { file }) => check(&file, &plugins),
     }
 }
 
-/// A vcsim scenario (TOML), or BOINC's own files (see `import_cmd`).
-pub fn load_scenario(path: &Path) -> Result<Scenario, Failure> {
-    if let Some(r) = crate::import_cmd::load_boinc(path) {
-        return r;
-    }
-    Scenario::load(path).map_err(|e| Failure::input(e.to_string()))
-}
-
-/// [`load_scenario`], then the `--set PATH=VALUE` changes, applied as a
+/// [`crate::import_cmd::load_scenario`], then the `--set PATH=VALUE` changes, applied as a
 /// sweep's `[set]` applies them (`vcsim_sweep::knobs`). A path or a value
 /// that does not fit, or a scenario the changes make invalid, is an input
 /// error naming the `--set` at fault.
 pub fn load_scenario_with(path: &Path, set: &[String]) -> Result<Scenario, Failure> {
-    let scn = load_scenario(path)?;
+    let scn = crate::import_cmd::load_scenario(path)?;
     if set.is_empty() {
         return Ok(scn);
     }
@@ -198,15 +216,6 @@ pub fn load_scenario_with(path: &Path, set: &[String]) -> Result<Scenario, Failu
         ))
     })?;
     Ok(scn)
-}
-
-/// The `--policy` specs; a script named without its family takes the one
-/// its hooks implement.
-pub fn parse_specs(policies: &[String]) -> Result<Vec<PolicySpec>, Failure> {
-    policies
-        .iter()
-        .map(|p| crate::extensions::parse_spec(p).map_err(Failure::input))
-        .collect()
 }
 
 /// Runs every policy on seeds seed, seed+1, ... in parallel on `jobs`
@@ -336,7 +345,7 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             if vcsim_sweep::is_sweep_text(&text) {
                 return crate::sweep_cmd::check_sweep(file, plugins);
             }
-            let scn = load_scenario(file)?;
+            let scn = crate::import_cmd::load_scenario(file)?;
             let _ = registry_for(plugins, &[])?;
             output::emitln(&format!("{}: scenario `{}` is valid ({} projects, {} days)", output::name(&file.display().to_string()), output::name(&scn.name), scn.projects.len(), scn.duration_days))
         }

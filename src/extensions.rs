@@ -72,3 +72,12 @@ fn unknown(reg: &Registry, f: Family, name: &str) -> String {
         f.key()
     )
 }
+
+/// The `--policy` specs; a script named without its family takes the one
+/// its hooks implement. The first that does not parse is an input error.
+pub fn parse_specs(policies: &[String]) -> Result<Vec<PolicySpec>, Failure> {
+    policies
+        .iter()
+        .map(|p| parse_spec(p).map_err(Failure::input))
+        .collect()
+}

@@ -50,3 +50,11 @@ pub fn load_boinc(path: &Path) -> Option<Result<Scenario, Failure>> {
         Err(e) => Err(Failure::input(e.to_string())),
     })
 }
+
+/// A vcsim scenario (TOML), or BOINC's own files (see [`load_boinc`]).
+pub fn load_scenario(path: &Path) -> Result<Scenario, Failure> {
+    if let Some(r) = load_boinc(path) {
+        return r;
+    }
+    Scenario::load(path).map_err(|e| Failure::input(e.to_string()))
+}

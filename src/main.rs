@@ -10,6 +10,7 @@ mod extensions;
 mod import_cmd;
 mod output;
 mod scripts;
+mod search_cmd;
 mod sweep_cmd;
 mod timeline_html;
 mod watch;
@@ -108,6 +109,40 @@ pub enum Command {
         /// Run only slice K of N (`--shard 2/4`).
         #[arg(long)]
         shard: Option<String>,
+    },
+    /// Look for scenarios where policy A is worse than policy B, and shrink
+    /// the worst found to a minimal scenario (`DIR/worst.toml`).
+    Search {
+        /// A, then B (exactly two): where is A worse than B?
+        #[arg(long, required = true)]
+        policy: Vec<String>,
+        /// The figure of merit (`waste`, `idleness`, `jobs_late`, ...).
+        #[arg(long)]
+        metric: String,
+        /// The space file: a base scenario and the ranges that may vary.
+        #[arg(long)]
+        space: Option<PathBuf>,
+        /// Without --space: a default space (a population of BOINC hosts)
+        /// around this scenario.
+        #[arg(long)]
+        scenario: Option<PathBuf>,
+        /// Runs the search may spend (shrinking gets up to half as many again).
+        #[arg(long, default_value_t = 2000)]
+        budget: u64,
+        /// Seeds each point is run on, both policies (paired).
+        #[arg(long, default_value_t = 5)]
+        seeds: u32,
+        /// The search's own random stream.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Simulated days of each run while searching. Default: the
+        /// scenario's, at most 20 (a search makes thousands of runs).
+        #[arg(long)]
+        days: Option<f64>,
+        #[arg(long)]
+        jobs: Option<usize>,
+        #[arg(long, default_value = "search-out")]
+        out: PathBuf,
     },
     /// Join the shards of one sweep into one result.
     Merge {

@@ -30,6 +30,14 @@ const SKIPPED: &[(&str, &str)] = &[
         "`big.toml` stands for the reader's own sweep; tests/sweep.rs shards and merges a real one",
     ),
     ("vcsim merge part", "the merge of the example above"),
+    (
+        "vcsim search --policy CS1 --policy CS2 --metric waste --scenario",
+        "a 2,000-run search (35 s in release): tests/search.rs runs searches end to end, and the scenario it found is shipped and compared on the same page",
+    ),
+    (
+        "vcsim search --policy WF2 --policy WF1 --metric waste --scenario",
+        "a 2,000-run search (35 s in release): as above",
+    ),
     ("parallel ", "GNU parallel around the same shards"),
     ("jid=", "a Slurm submission"),
     ("sbatch ", "a Slurm submission"),

@@ -61,7 +61,7 @@ fn bench(c: &mut Criterion) {
     // development machine; 100 days take about 26 s). It makes about 850
     // RPCs a day, one job each, and every RPC runs the round-robin
     // simulation of some 600 jobs twice: see the book's scenario bounds.
-    let mut big = base();
+    let mut big = base.clone();
     big.host.ncpus = 256;
     big.duration_days = 10.0;
     let s = PolicySpec::parse("CS2_WF2_WS2_JC2").expect("spec");

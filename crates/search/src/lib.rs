@@ -1,0 +1,57 @@
+//! `vcsim search`: where does policy A lose to policy B? A search over a
+//! space of scenarios (random points, then local moves around the worst
+//! loss, see [`method`]) for the largest significant loss on one metric,
+//! paired over K seeds; then the worst point found is shrunk to the
+//! simplest scenario that still shows it ([`shrink`]), written as a
+//! scenario file.
+
+#![forbid(unsafe_code)]
+
+pub mod evaluate;
+pub mod method;
+pub mod output;
+pub mod point;
+pub mod shrink;
+pub mod space;
+
+pub use evaluate::{Contest, Outcome};
+pub use method::Visit;
+pub use space::{Space, SpaceError};
+
+use vcsim_framework::Scenario;
+
+/// What a search found.
+pub struct Found {
+    pub trail: Vec<Visit>,
+    /// The index in `trail` of the worst loss found by the search, before
+    /// shrinking (None if no point ran).
+    pub worst: Option<usize>,
+    /// The index of the shrunk point and its scenario, when the worst loss
+    /// is significant.
+    pub shrunk: Option<(usize, Scenario)>,
+}
+
+/// Searches within `budget` runs (the shrinking gets at most half as many
+/// again), from the stream `seed`.
+pub fn run(
+    space: &Space,
+    contest: &Contest,
+    budget: u64,
+    seed: u64,
+    progress: &dyn Fn(u64),
+) -> Found {
+    let mut rng = vcsim_rng::stream(seed, "search", 0);
+    let mut trail = method::search(space, contest, budget, &mut rng, progress);
+    let worst = method::worst(&trail);
+    let shrunk = worst
+        .filter(|&i| matches!(trail[i].scored, Ok(o) if o.significant()))
+        .and_then(|i| {
+            let kept = shrink::shrink(space, contest, &mut trail, i, budget / 2, progress);
+            trail[kept].point.scenario(space).ok().map(|s| (kept, s))
+        });
+    Found {
+        trail,
+        worst,
+        shrunk,
+    }
+}

@@ -1,0 +1,239 @@
+//! A search space: the base scenario and the parameters that may vary,
+//! each over an inclusive range (integers stay integers), with the dotted
+//! paths and knobs of sweeps.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+use vcsim_framework::Scenario;
+use vcsim_sweep::knobs::{apply_all, Param, Setting};
+
+/// The range one parameter may take, both ends included.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Range {
+    Int(i64, i64),
+    Float(f64, f64),
+}
+
+/// A parameter that may vary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dim {
+    pub param: Param,
+    pub range: Range,
+}
+
+/// A loaded, checked space.
+#[derive(Debug, Clone)]
+pub struct Space {
+    pub name: String,
+    /// Where the base scenario was read from (for the comment of the result).
+    pub scenario_path: PathBuf,
+    pub base: Scenario,
+    pub dims: Vec<Dim>,
+}
+
+/// A space file that cannot be used, and where the fault is: the file,
+/// the key, its line and what is wrong, as for a sweep file (whose loader
+/// shares the same dotted paths and spans).
+pub type SpaceError = vcsim_sweep::SweepError;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpace {
+    name: Spanned<String>,
+    #[serde(default)]
+    #[allow(dead_code)] // read so that a description is allowed
+    description: String,
+    scenario: Spanned<String>,
+    vary: Spanned<BTreeMap<String, Spanned<toml::Value>>>,
+}
+
+impl Space {
+    pub fn load(path: &Path) -> Result<Space, SpaceError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SpaceError {
+            file: path.to_path_buf(),
+            key: None,
+            line: None,
+            message: format!("cannot read it: {e}"),
+        })?;
+        Space::from_str(&text, path)
+    }
+
+    /// Parses a space file; `scenario` is relative to the file, as in sweeps.
+    pub fn from_str(text: &str, path: &Path) -> Result<Space, SpaceError> {
+        let line_of =
+            |span: std::ops::Range<usize>| vcsim_framework::scenario::line_col(text, span.start).0;
+        let err = |key: &str, span: Option<std::ops::Range<usize>>, message: String| SpaceError {
+            file: path.to_path_buf(),
+            key: (!key.is_empty()).then(|| key.to_string()),
+            line: span.map(line_of),
+            message,
+        };
+        let raw: RawSpace =
+            toml::from_str(text).map_err(|e| err("", e.span(), e.message().trim().to_string()))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let scenario_path = dir.join(raw.scenario.get_ref());
+        let base = Scenario::load(&scenario_path)
+            .map_err(|e| err("scenario", Some(raw.scenario.span()), e.to_string()))?;
+        let mut dims = Vec::new();
+        for (k, v) in raw.vary.get_ref() {
+            let key = format!("vary.{k}");
+            let param = Param::parse(k).map_err(|m| err(&key, Some(v.span()), m))?;
+            let range = range_of(v.get_ref()).map_err(|m| err(&key, Some(v.span()), m))?;
+            let dim = Dim { param, range };
+            for end in dim.ends() {
+                scenario_at(&base, &[(&dim, end)])
+                    .map_err(|m| err(&key, Some(v.span()), format!("at {}: {m}", end.text())))?;
+            }
+            dims.push(dim);
+        }
+        if dims.is_empty() {
+            return Err(err(
+                "vary",
+                Some(raw.vary.span()),
+                "nothing varies: give at least one parameter and its range, as `\"host.ncpus\" = [1, 16]`".into(),
+            ));
+        }
+        // Knobs apply in their order (mix first), whatever the file's order.
+        dims.sort_by_key(|d| d.param.order());
+        Ok(Space {
+            name: raw.name.into_inner(),
+            scenario_path,
+            base,
+            dims,
+        })
+    }
+
+    /// The space searched when none is given: a population of BOINC hosts
+    /// around `base` (1 to 16 CPUs, slack 1 to 20, 1 to 6 projects, on 30%
+    /// to 100% of the time, a buffer of 0.1 to 24 hours).
+    pub fn around(base: Scenario, scenario_path: PathBuf) -> Space {
+        let dim = |p: &str, range| Dim {
+            param: Param::parse(p).expect("a known parameter"),
+            range,
+        };
+        let mut dims = vec![
+            dim("mix", Range::Int(1, 6)),
+            dim("host.ncpus", Range::Int(1, 16)),
+            dim("host.availability.fraction", Range::Float(0.3, 1.0)),
+            dim("buffer_hours", Range::Float(0.1, 24.0)),
+            dim("slack", Range::Float(1.0, 20.0)),
+        ];
+        dims.sort_by_key(|d| d.param.order());
+        Space {
+            name: format!("around-{}", base.name),
+            scenario_path,
+            base,
+            dims,
+        }
+    }
+}
+
+fn range_of(v: &toml::Value) -> Result<Range, String> {
+    let bad = || "a range is two numbers, `[low, high]` (integers give integer ranges)".to_string();
+    let a = v.as_array().ok_or_else(bad)?;
+    if a.len() != 2 {
+        return Err(bad());
+    }
+    match (&a[0], &a[1]) {
+        (toml::Value::Integer(lo), toml::Value::Integer(hi)) => {
+            if lo > hi {
+                return Err(format!("the low end {lo} is above the high end {hi}"));
+            }
+            Ok(Range::Int(*lo, *hi))
+        }
+        (lo, hi) => {
+            let num = |x: &toml::Value| match x {
+                toml::Value::Integer(i) => Some(*i as f64),
+                toml::Value::Float(f) => Some(*f),
+                _ => None,
+            };
+            let (Some(lo), Some(hi)) = (num(lo), num(hi)) else {
+                return Err(bad());
+            };
+            if !(lo.is_finite() && hi.is_finite()) {
+                return Err("the ends must be finite numbers".into());
+            }
+            if lo > hi {
+                return Err(format!("the low end {lo} is above the high end {hi}"));
+            }
+            Ok(Range::Float(lo, hi))
+        }
+    }
+}
+
+/// A value of one parameter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Float(f64),
+}
+
+impl Value {
+    pub fn text(self) -> String {
+        match self {
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => format!("{f}"),
+        }
+    }
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Value::Int(i) => i as f64,
+            Value::Float(f) => f,
+        }
+    }
+    fn json(self) -> serde_json::Value {
+        match self {
+            Value::Int(i) => serde_json::Value::from(i),
+            Value::Float(f) => serde_json::Value::from(f),
+        }
+    }
+}
+
+impl Dim {
+    /// The range's two ends.
+    pub fn ends(&self) -> [Value; 2] {
+        match self.range {
+            Range::Int(lo, hi) => [Value::Int(lo), Value::Int(hi)],
+            Range::Float(lo, hi) => [Value::Float(lo), Value::Float(hi)],
+        }
+    }
+    /// `x` brought into the range (rounded for an integer range).
+    pub fn clamp(&self, x: f64) -> Value {
+        match self.range {
+            Range::Int(lo, hi) => Value::Int((x.round() as i64).clamp(lo, hi)),
+            Range::Float(lo, hi) => Value::Float(x.clamp(lo, hi)),
+        }
+    }
+    pub fn width(&self) -> f64 {
+        match self.range {
+            Range::Int(lo, hi) => (hi - lo) as f64,
+            Range::Float(lo, hi) => hi - lo,
+        }
+    }
+    pub fn low(&self) -> f64 {
+        self.ends()[0].as_f64()
+    }
+}
+
+/// The base scenario with these parameters set.
+pub fn scenario_at(base: &Scenario, values: &[(&Dim, Value)]) -> Result<Scenario, String> {
+    let settings: Vec<Setting> = values
+        .iter()
+        .map(|(d, v)| Setting {
+            param: d.param.clone(),
+            value: v.json(),
+        })
+        .collect();
+    let scn = apply_all(base, &settings).map_err(|(i, f)| {
+        format!(
+            "{} = {}: {}",
+            settings[i].param.name(),
+            values[i].1.text(),
+            f.message()
+        )
+    })?;
+    scn.validate().map_err(|(k, m)| format!("key `{k}`: {m}"))?;
+    Ok(scn)
+}
