@@ -155,6 +155,11 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             jobs,
             shard,
         }) => crate::sweep_cmd::sweep(&sweep, &out, jobs, shard.as_deref(), &plugins),
+        Some(Command::Merge { dirs, out })
+            if !dirs.is_empty() && dirs.iter().all(|d| crate::search_cmd::is_search_shard(d)) =>
+        {
+            crate::search_cmd::merge(&dirs, &out, &plugins)
+        }
         Some(Command::Merge { dirs, out }) => crate::sweep_cmd::merge(&dirs, &out),
         Some(Command::Search {
             policy,
@@ -166,6 +171,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             seed,
             days,
             jobs,
+            shard,
             out,
         }) => crate::search_cmd::search(
             &crate::search_cmd::Args {
@@ -178,6 +184,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 seed,
                 days,
                 jobs,
+                shard: shard.as_deref(),
                 out: &out,
             },
             &plugins,

@@ -139,12 +139,16 @@ pub enum Command {
         /// scenario's, at most 20 (a search makes thousands of runs).
         #[arg(long)]
         days: Option<f64>,
+        /// Run only part K of N (`--shard 2/4`): an independent search of
+        /// budget / N runs; `vcsim merge` joins the parts and shrinks.
+        #[arg(long)]
+        shard: Option<String>,
         #[arg(long)]
         jobs: Option<usize>,
         #[arg(long, default_value = "search-out")]
         out: PathBuf,
     },
-    /// Join the shards of one sweep into one result.
+    /// Join the shards of one sweep, or of one search, into one result.
     Merge {
         dirs: Vec<PathBuf>,
         #[arg(long)]

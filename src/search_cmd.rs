@@ -1,8 +1,9 @@
 //! `vcsim search`: glue between the command line and `vcsim-search`.
 
 use crate::{output, Failure};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use vcsim_framework::{registry::check_labels, Metrics};
+use vcsim_framework::{registry::check_labels, Metrics, PolicySpec, Registry};
 use vcsim_search::{Contest, Space};
 
 pub struct Args<'a> {
@@ -15,8 +16,29 @@ pub struct Args<'a> {
     pub seed: u64,
     pub days: Option<f64>,
     pub jobs: Option<usize>,
+    /// Run only part K of N (`--shard 2/4`): an independent search of
+    /// budget / N runs, merged by `vcsim merge`.
+    pub shard: Option<&'a str>,
     pub out: &'a Path,
 }
+
+/// What a shard writes beside its trail (`search.json`), so that `vcsim
+/// merge` can check that the shards belong together and shrink their worst.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Manifest {
+    vcsim_search: u32,
+    policies: Vec<String>,
+    metric: String,
+    seeds: u32,
+    seed: u64,
+    days: Option<f64>,
+    budget: u64,
+    space: Option<PathBuf>,
+    scenario: Option<PathBuf>,
+    shard: [usize; 2],
+}
+
+const MANIFEST: &str = "search.json";
 
 /// The run length a search uses unless told (`--days`): long enough for
 /// the paper's effects to show, short enough for thousands of runs.
@@ -82,7 +104,9 @@ fn load_space(a: &Args) -> Result<Space, Failure> {
     }
 }
 
-pub fn search(a: &Args, plugins: &[PathBuf]) -> Result<(), Failure> {
+/// The space (with the run length of `--days`), the policies and their
+/// registry of a search.
+fn setup(a: &Args, plugins: &[PathBuf]) -> Result<(Space, Vec<PolicySpec>, Registry), Failure> {
     check(a)?;
     let mut space = load_space(a)?;
     let full = space.base.duration_days;
@@ -100,52 +124,213 @@ pub fn search(a: &Args, plugins: &[PathBuf]) -> Result<(), Failure> {
     let specs = crate::extensions::parse_specs(a.policies)?;
     check_labels(&specs).map_err(|(_, e)| Failure::input(e))?;
     let reg = crate::extensions::registry_for(plugins, &specs)?;
-    vcsim_sweep::prepare_dir(a.out).map_err(Failure::input)?;
-    let contest = Contest {
-        registry: &reg,
+    Ok((space, specs, reg))
+}
+
+fn contest<'r>(a: &Args, specs: &[PolicySpec], reg: &'r Registry) -> Contest<'r> {
+    Contest {
+        registry: reg,
         policies: [specs[0].clone(), specs[1].clone()],
         metric: a.metric.to_string(),
         seeds: a.seeds,
-    };
-    let pool = vcsim_sweep::threads::pool(a.jobs, (a.budget / 2).max(1) as usize)
-        .map_err(Failure::input)?;
-    let total = a.budget + a.budget / 2;
-    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} runs (search, then shrinking), {elapsed} elapsed",
-            )
+    }
+}
+
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(total);
+    b.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
+    );
+    b
+}
+
+fn write(out: &Path, name: &str, text: &str) -> Result<(), Failure> {
+    let p = out.join(name);
+    std::fs::write(&p, text)
+        .map_err(|e| Failure::running(format!("cannot write {}: {e}", p.display())))
+}
+
+pub fn search(a: &Args, plugins: &[PathBuf]) -> Result<(), Failure> {
+    let shard = a
+        .shard
+        .map(vcsim_sweep::Shard::parse)
+        .transpose()
+        .map_err(Failure::input)?;
+    let (space, specs, reg) = setup(a, plugins)?;
+    let contest = contest(a, &specs, &reg);
+    let per = contest.runs_per_point();
+    let budget = match shard {
+        Some(s) if a.budget / (s.n as u64) < per => {
+            return Err(Failure::input(format!(
+                "--budget {} cut into {} shards leaves less than one point ({per} runs) a shard",
+                a.budget, s.n
+            )))
+        }
+        Some(s) => a.budget / s.n as u64,
+        None => a.budget,
     };
-    let found = pool.install(|| {
-        vcsim_search::run(&space, &contest, a.budget, a.seed, &|r| bar.set_position(r))
+    vcsim_sweep::prepare_dir(a.out).map_err(Failure::input)?;
+    let pool =
+        vcsim_sweep::threads::pool(a.jobs, (budget / 2).max(1) as usize).map_err(Failure::input)?;
+    let Some(shard) = shard else {
+        let bar = progress_bar(budget + budget / 2);
+        let found = pool.install(|| {
+            vcsim_search::run(&space, &contest, budget, a.seed, &|r| bar.set_position(r))
+        });
+        bar.finish_and_clear();
+        // A stale manifest would make this directory look like a shard.
+        let _ = std::fs::remove_file(a.out.join(MANIFEST));
+        return finish(a, &space, &contest, &found);
+    };
+    let bar = progress_bar(budget);
+    let trail = pool.install(|| {
+        vcsim_search::search_part(&space, &contest, budget, a.seed, shard.k as u64, &|r| {
+            bar.set_position(r)
+        })
     });
     bar.finish_and_clear();
-    let write = |name: &str, text: &str| {
-        let p = a.out.join(name);
-        std::fs::write(&p, text)
-            .map_err(|e| Failure::running(format!("cannot write {}: {e}", p.display())))
+    let csv = vcsim_search::output::trail_csv(&space, &trail).map_err(Failure::running)?;
+    write(a.out, "trail.csv", &csv)?;
+    let _ = std::fs::remove_file(a.out.join("worst.toml"));
+    let man = Manifest {
+        vcsim_search: 1,
+        policies: a.policies.to_vec(),
+        metric: a.metric.to_string(),
+        seeds: a.seeds,
+        seed: a.seed,
+        days: a.days,
+        budget: a.budget,
+        space: a.space.map(Path::to_path_buf),
+        scenario: a.scenario.map(Path::to_path_buf),
+        shard: [shard.k, shard.n],
     };
-    let trail = vcsim_search::output::trail_csv(&space, &found.trail).map_err(Failure::running)?;
-    write("trail.csv", &trail)?;
-    vcsim_search::output::best_svg(&contest, &found.trail, &a.out.join("best.svg"))
+    let json = serde_json::to_string_pretty(&man).map_err(|e| Failure::running(e.to_string()))?;
+    write(a.out, MANIFEST, &json)?;
+    output::emit(&format!(
+        "shard {}/{}: {} points, {} runs written to {}; join the shards with `vcsim merge DIR... --out DIR`\n",
+        shard.k,
+        shard.n,
+        trail.len(),
+        trail.last().map_or(0, |v| v.runs),
+        a.out.display()
+    ))
+}
+
+/// Whether `dir` holds a shard of a search (rather than of a sweep).
+pub fn is_search_shard(dir: &Path) -> bool {
+    dir.join(MANIFEST).is_file()
+}
+
+/// `vcsim merge` of a search's shards: their trails joined in shard order,
+/// the worst loss among them shrunk as one search's would be.
+pub fn merge(dirs: &[PathBuf], out: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
+    let mut mans: Vec<Manifest> = Vec::new();
+    for d in dirs {
+        let p = d.join(MANIFEST);
+        let text = std::fs::read_to_string(&p)
+            .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| {
+            Failure::input(format!(
+                "{}: not a search shard's manifest: {e}",
+                p.display()
+            ))
+        })?;
+        mans.push(m);
+    }
+    let first = mans[0].clone();
+    let n = first.shard[1];
+    for (d, m) in dirs.iter().zip(&mans) {
+        let same = Manifest {
+            shard: first.shard,
+            ..m.clone()
+        };
+        if same != first {
+            return Err(Failure::input(format!(
+                "{}: a shard of another search (its policies, metric, seeds, budget or space differ from {}'s)",
+                d.display(),
+                dirs[0].display()
+            )));
+        }
+    }
+    let mut ks: Vec<usize> = mans.iter().map(|m| m.shard[0]).collect();
+    ks.sort_unstable();
+    if ks != (1..=n).collect::<Vec<_>>() {
+        return Err(Failure::input(format!(
+            "the search was cut into {n} shards; these are shards {ks:?}: give each once"
+        )));
+    }
+    let a = Args {
+        policies: &first.policies,
+        metric: &first.metric,
+        space: first.space.as_deref(),
+        scenario: first.scenario.as_deref(),
+        budget: first.budget,
+        seeds: first.seeds,
+        seed: first.seed,
+        days: first.days,
+        jobs: None,
+        shard: None,
+        out,
+    };
+    let (space, specs, reg) = setup(&a, plugins)?;
+    let contest = contest(&a, &specs, &reg);
+    let mut order: Vec<usize> = (0..dirs.len()).collect();
+    order.sort_by_key(|&i| mans[i].shard[0]);
+    let mut trail = Vec::new();
+    let mut runs = 0;
+    for i in order {
+        let p = dirs[i].join("trail.csv");
+        let text = std::fs::read_to_string(&p)
+            .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
+        let part = vcsim_search::output::read_trail(&space, &text)
+            .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
+        let last = part.last().map_or(0, |v| v.runs);
+        trail.extend(part.into_iter().map(|mut v| {
+            v.runs += runs;
+            v
+        }));
+        runs += last;
+    }
+    vcsim_sweep::prepare_dir(out).map_err(Failure::input)?;
+    let pool =
+        vcsim_sweep::threads::pool(None, (a.budget / 2).max(1) as usize).map_err(Failure::input)?;
+    let bar = progress_bar(runs + a.budget / 2);
+    let found = pool.install(|| {
+        vcsim_search::shrink_worst(&space, &contest, trail, a.budget / 2, &|r| {
+            bar.set_position(r)
+        })
+    });
+    bar.finish_and_clear();
+    let _ = std::fs::remove_file(out.join(MANIFEST));
+    finish(&a, &space, &contest, &found)
+}
+
+/// Writes a finished search's outputs and says what it found.
+fn finish(
+    a: &Args,
+    space: &Space,
+    contest: &Contest,
+    found: &vcsim_search::Found,
+) -> Result<(), Failure> {
+    let trail = vcsim_search::output::trail_csv(space, &found.trail).map_err(Failure::running)?;
+    write(a.out, "trail.csv", &trail)?;
+    vcsim_search::output::best_svg(contest, &found.trail, &a.out.join("best.svg"))
         .map_err(Failure::running)?;
     let worst_path = a.out.join("worst.toml");
-    let [la, lb] = [specs[0].label(), specs[1].label()];
+    let [la, lb] = [contest.policies[0].label(), contest.policies[1].label()];
     let evaluated = found.trail.iter().filter(|v| v.scored.is_ok()).count();
     let failed = found.trail.len() - evaluated;
     let mut text = String::new();
     match &found.shrunk {
         Some((i, scn)) => {
             let v = &found.trail[*i];
-            let toml = vcsim_search::output::worst_toml(&space, &contest, scn, v, a.budget)
+            let toml = vcsim_search::output::worst_toml(space, contest, scn, v, a.budget)
                 .map_err(Failure::running)?;
-            write("worst.toml", &toml)?;
+            write(a.out, "worst.toml", &toml)?;
             let o = v.scored.as_ref().expect("a shrunk point ran");
             let w = found.worst.map(|w| &found.trail[w]);
             if let Some(Ok(wo)) = w.map(|w| &w.scored) {
@@ -155,7 +340,7 @@ pub fn search(a: &Args, plugins: &[PathBuf]) -> Result<(), Failure> {
                     wo.mean,
                     wo.low,
                     wo.high,
-                    w.map_or(String::new(), |w| w.point.describe(&space))
+                    w.map_or(String::new(), |w| w.point.describe(space))
                 ));
             }
             text.push_str(&format!(
@@ -163,7 +348,7 @@ pub fn search(a: &Args, plugins: &[PathBuf]) -> Result<(), Failure> {
                 o.mean,
                 o.low,
                 o.high,
-                v.point.describe(&space)
+                v.point.describe(space)
             ));
             text.push_str(&format!("written: {}\n", worst_path.display()));
         }

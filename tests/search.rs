@@ -50,31 +50,40 @@ fn space(dir: &Path) -> PathBuf {
     path
 }
 
+/// `vcsim search --policy A --policy B --metric M --space SPACE --out OUT`
+/// and `rest`, which must succeed: its standard output.
+fn search(a: &str, b: &str, metric: &str, space: &Path, out: &Path, rest: &[&str]) -> String {
+    let mut args = vec![
+        "search",
+        "--policy",
+        a,
+        "--policy",
+        b,
+        "--metric",
+        metric,
+        "--space",
+        space.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(rest);
+    vcsim(&args).run().succeeds()
+}
+
 #[test]
 fn search_finds_a_planted_weakness_and_shrinks_it_to_three_cpus_and_one_project() {
     let dir = temp_dir("search-planted");
     let script = planted(&dir);
     let out = dir.join("out");
     let policy_a = format!("cpu={}", script.display());
-    let text = vcsim(&[
-        "search",
-        "--policy",
+    let text = search(
         &policy_a,
-        "--policy",
         "CS2",
-        "--metric",
         "idleness",
-        "--space",
-        space(&dir).to_str().unwrap(),
-        "--budget",
-        "480",
-        "--seeds",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .run()
-    .succeeds();
+        &space(&dir),
+        &out,
+        &["--budget", "480", "--seeds", "3"],
+    );
     assert!(
         text.contains("found: planted_WF2_WS2_JC2 is worse than CS2_WF2_WS2_JC2 on idleness"),
         "{text}"
@@ -135,27 +144,14 @@ fn a_search_is_the_same_on_any_number_of_threads() {
     let mut trails = Vec::new();
     for jobs in ["1", "2"] {
         let out = dir.join(format!("out-{jobs}"));
-        vcsim(&[
-            "search",
-            "--policy",
+        search(
             "CS1",
-            "--policy",
             "CS2",
-            "--metric",
             "waste",
-            "--space",
-            space.to_str().unwrap(),
-            "--budget",
-            "96",
-            "--seeds",
-            "2",
-            "--jobs",
-            jobs,
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .run()
-        .succeeds();
+            &space,
+            &out,
+            &["--budget", "96", "--seeds", "2", "--jobs", jobs],
+        );
         trails.push(std::fs::read_to_string(out.join("trail.csv")).unwrap());
     }
     assert_eq!(trails[0], trails[1]);
@@ -165,25 +161,14 @@ fn a_search_is_the_same_on_any_number_of_threads() {
 fn no_loss_is_said_and_exits_zero() {
     let dir = temp_dir("search-none");
     let out = dir.join("out");
-    let text = vcsim(&[
-        "search",
-        "--policy",
+    let text = search(
         "CS2",
-        "--policy",
         "CS2",
-        "--metric",
         "waste",
-        "--space",
-        space(&dir).to_str().unwrap(),
-        "--budget",
-        "48",
-        "--seeds",
-        "2",
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .run()
-    .succeeds();
+        &space(&dir),
+        &out,
+        &["--budget", "48", "--seeds", "2"],
+    );
     assert!(text.contains("no significant loss: CS2_WF2_WS2_JC2 is not worse than CS2_WF2_WS2_JC2 on waste at any of the 12 points tried"), "{text}");
     assert!(!out.join("worst.toml").exists());
     assert!(out.join("trail.csv").exists());
@@ -228,4 +213,70 @@ fn bad_searches_are_refused_naming_the_problem() {
     .unwrap();
     with(&["--metric", "waste", "--space", bad.to_str().unwrap()])
         .fails_with(2, &["bad-space.toml:4: key `vary.host.ncpus`: at 100000:"]);
+}
+
+#[test]
+fn a_search_cut_into_shards_is_merged_and_shrunk() {
+    let dir = temp_dir("search-shards");
+    let space = space(&dir);
+    let shard = |k: &str, out: &str, metric: &str| {
+        let out = dir.join(out);
+        let text = search(
+            "CS1",
+            "CS2",
+            metric,
+            &space,
+            &out,
+            &["--budget", "96", "--seeds", "2", "--shard", k],
+        );
+        assert!(
+            text.starts_with(&format!("shard {k}: 12 points, ")),
+            "{text}"
+        );
+        out
+    };
+    let (a, b) = (shard("1/2", "a", "waste"), shard("2/2", "b", "waste"));
+    let merged = dir.join("merged");
+    let text = vcsim(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ])
+    .run()
+    .succeeds();
+    assert!(text.contains("trail: "), "{text}");
+    // The merged trail is the shards' points in shard order, then shrinking's.
+    let rows = |p: &Path| -> Vec<String> {
+        std::fs::read_to_string(p.join("trail.csv"))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').skip(1).take(5).collect::<Vec<_>>().join(","))
+            .collect()
+    };
+    let (ra, rb, rm) = (rows(&a), rows(&b), rows(&merged));
+    assert_eq!(rm[..ra.len()], ra[..]);
+    assert_eq!(rm[ra.len()..ra.len() + rb.len()], rb[..]);
+    assert!(!merged.join("search.json").exists());
+    // Shards of another search, or a shard missing, are refused.
+    let other = shard("2/2", "other", "idleness");
+    vcsim(&[
+        "merge",
+        a.to_str().unwrap(),
+        other.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ])
+    .run()
+    .fails_with(2, &["a shard of another search"]);
+    vcsim(&[
+        "merge",
+        a.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ])
+    .run()
+    .fails_with(2, &["cut into 2 shards; these are shards [1]"]);
 }

@@ -40,13 +40,38 @@ pub fn run(
     seed: u64,
     progress: &dyn Fn(u64),
 ) -> Found {
-    let mut rng = vcsim_rng::stream(seed, "search", 0);
-    let mut trail = method::search(space, contest, budget, &mut rng, progress);
+    let trail = search_part(space, contest, budget, seed, 0, progress);
+    shrink_worst(space, contest, trail, budget / 2, progress)
+}
+
+/// The search without shrinking, from stream `index` of `seed`: one shard
+/// of a search cut into independent parts (`index` 0 is an uncut search).
+pub fn search_part(
+    space: &Space,
+    contest: &Contest,
+    budget: u64,
+    seed: u64,
+    index: u64,
+    progress: &dyn Fn(u64),
+) -> Vec<Visit> {
+    let mut rng = vcsim_rng::stream(seed, "search", index);
+    method::search(space, contest, budget, &mut rng, progress)
+}
+
+/// Finds the worst loss in `trail` and, if it is significant, shrinks it
+/// within `budget` runs.
+pub fn shrink_worst(
+    space: &Space,
+    contest: &Contest,
+    mut trail: Vec<Visit>,
+    budget: u64,
+    progress: &dyn Fn(u64),
+) -> Found {
     let worst = method::worst(&trail);
     let shrunk = worst
         .filter(|&i| matches!(trail[i].scored, Ok(o) if o.significant()))
         .and_then(|i| {
-            let kept = shrink::shrink(space, contest, &mut trail, i, budget / 2, progress);
+            let kept = shrink::shrink(space, contest, &mut trail, i, budget, progress);
             trail[kept].point.scenario(space).ok().map(|s| (kept, s))
         });
     Found {

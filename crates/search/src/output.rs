@@ -106,7 +106,8 @@ pub fn trail_csv(space: &Space, trail: &[Visit]) -> Result<String, String> {
         row.push(v.runs.to_string());
         match &v.scored {
             Ok(o) => {
-                row.extend([o.mean, o.low, o.high].map(|x| format!("{x:.6}")));
+                // Shortest round trip: `vcsim merge` reads the trail back.
+                row.extend([o.mean, o.low, o.high].map(|x| format!("{x}")));
                 row.push(o.significant().to_string());
                 row.push(String::new());
             }
@@ -188,4 +189,76 @@ pub fn best_svg(contest: &Contest, trail: &[Visit], path: &Path) -> Result<(), S
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// Reads back a trail that [`trail_csv`] wrote for `space` (a shard's, for
+/// `vcsim merge`).
+pub fn read_trail(space: &Space, text: &str) -> Result<Vec<Visit>, String> {
+    use crate::evaluate::Outcome;
+    use crate::point::Point;
+    use crate::space::{Range, Value};
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let nd = space.dims.len();
+    let head = r.headers().map_err(|e| e.to_string())?.clone();
+    let want = trail_csv(space, &[])?;
+    if want.trim_end() != head.iter().collect::<Vec<_>>().join(",") {
+        return Err(format!(
+            "its columns are not those of this space: `{}`",
+            head.iter().collect::<Vec<_>>().join(",")
+        ));
+    }
+    let mut out = Vec::new();
+    for (i, rec) in r.records().enumerate() {
+        let rec = rec.map_err(|e| format!("row {}: {e}", i + 2))?;
+        let bad = |what: &str| format!("row {}: {what}", i + 2);
+        let field = |k: usize| rec.get(k).unwrap_or("");
+        let phase = match field(1) {
+            "random" => "random",
+            "local" => "local",
+            "restart" => "restart",
+            "shrink" => "shrink",
+            _ => return Err(bad("an unknown phase")),
+        };
+        let mut values = Vec::with_capacity(nd);
+        for (k, d) in space.dims.iter().enumerate() {
+            let t = field(2 + k);
+            values.push(if t.is_empty() {
+                None
+            } else {
+                Some(match d.range {
+                    Range::Int(..) => Value::Int(t.parse().map_err(|_| bad("a bad integer"))?),
+                    Range::Float(..) => Value::Float(t.parse().map_err(|_| bad("a bad number"))?),
+                })
+            });
+        }
+        let num = |k: usize| field(k).parse::<f64>().map_err(|_| bad("a bad number"));
+        let at = 2 + nd;
+        let point = Point {
+            values,
+            duration_days: num(at)?,
+            projects: match field(at + 1) {
+                "" => None,
+                t => Some(t.parse().map_err(|_| bad("a bad project count"))?),
+            },
+            no_gpu: field(at + 2) == "true",
+        };
+        let runs = field(at + 3).parse().map_err(|_| bad("a bad run count"))?;
+        let error = field(at + 8);
+        let scored = if error.is_empty() {
+            Ok(Outcome {
+                mean: num(at + 4)?,
+                low: num(at + 5)?,
+                high: num(at + 6)?,
+            })
+        } else {
+            Err(error.to_string())
+        };
+        out.push(Visit {
+            phase,
+            point,
+            scored,
+            runs,
+        });
+    }
+    Ok(out)
 }
