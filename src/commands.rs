@@ -352,6 +352,9 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             if vcsim_sweep::is_sweep_text(&text) {
                 return crate::sweep_cmd::check_sweep(file, plugins);
             }
+            if vcsim_search::space::is_space_text(&text) {
+                return crate::search_cmd::check_space(file);
+            }
             let scn = crate::import_cmd::load_scenario(file)?;
             let _ = registry_for(plugins, &[])?;
             output::emitln(&format!("{}: scenario `{}` is valid ({} projects, {} days)", output::name(&file.display().to_string()), output::name(&scn.name), scn.projects.len(), scn.duration_days))
@@ -369,7 +372,7 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
         },
         "so" | "dylib" | "dll" => crate::dylibs::check_plugin(file),
         _ => Err(Failure::input(format!(
-            "{}: cannot tell what this is; `check` takes a scenario or sweep (.toml), a script (.rhai) or a plugin (.so)",
+            "{}: cannot tell what this is; `check` takes a scenario, sweep or search space (.toml), a script (.rhai) or a plugin (.so)",
             file.display()
         ))),
     }

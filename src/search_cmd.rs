@@ -375,3 +375,17 @@ fn finish(
     ));
     output::emit(&text)
 }
+
+/// `vcsim check` on a space file: the file, its scenario and both ends of
+/// every range.
+pub fn check_space(file: &Path) -> Result<(), Failure> {
+    let space = Space::load(file).map_err(|e| Failure::input(e.to_string()))?;
+    let dims: Vec<String> = space.dims.iter().map(|d| d.describe()).collect();
+    output::emitln(&format!(
+        "{}: search space `{}` is valid: {} around scenario `{}`",
+        output::name(&file.display().to_string()),
+        output::name(&space.name),
+        dims.join(", "),
+        output::name(&space.base.name)
+    ))
+}

@@ -213,6 +213,15 @@ fn bad_searches_are_refused_naming_the_problem() {
     .unwrap();
     with(&["--metric", "waste", "--space", bad.to_str().unwrap()])
         .fails_with(2, &["bad-space.toml:4: key `vary.host.ncpus`: at 100000:"]);
+    // `check` knows space files, good and bad.
+    vcsim(&["check", bad.to_str().unwrap()])
+        .run()
+        .fails_with(2, &["bad-space.toml:4: key `vary.host.ncpus`: at 100000:"]);
+    let ok = vcsim(&["check", s]).stdout();
+    assert!(
+        ok.ends_with("space.toml: search space `planted` is valid: mix 1..3, host.ncpus 1..6, slack 1..3 around scenario `paper-base`\n"),
+        "{ok}"
+    );
 }
 
 #[test]

@@ -49,6 +49,14 @@ struct RawSpace {
     vary: Spanned<BTreeMap<String, Spanned<toml::Value>>>,
 }
 
+/// Whether TOML text is a search space rather than a scenario or a sweep:
+/// it has a `[vary]` table (they have none).
+pub fn is_space_text(text: &str) -> bool {
+    text.parse::<toml::Table>()
+        .map(|t| t.contains_key("vary"))
+        .unwrap_or_else(|_| text.lines().any(|l| l.trim() == "[vary]"))
+}
+
 impl Space {
     pub fn load(path: &Path) -> Result<Space, SpaceError> {
         let text = std::fs::read_to_string(path).map_err(|e| SpaceError {
@@ -192,6 +200,12 @@ impl Value {
 }
 
 impl Dim {
+    /// `name low..high`, for messages.
+    pub fn describe(&self) -> String {
+        let [lo, hi] = self.ends();
+        format!("{} {}..{}", self.param.name(), lo.text(), hi.text())
+    }
+
     /// The range's two ends.
     pub fn ends(&self) -> [Value; 2] {
         match self.range {
