@@ -89,14 +89,9 @@ const PROBE: &str = r#"
 
 fn dump_dom(browser: &Path, page: &Path, profile: &Path) -> String {
     let mut child = Command::new(browser)
+        .args(common::HEADLESS)
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
             "--disable-sync",
-            "--no-first-run",
             "--window-size=900,650",
             "--virtual-time-budget=5000",
         ])

@@ -55,14 +55,9 @@ fn png_size(png: &[u8]) -> (u32, u32) {
 fn screenshot(browser: &Path, url: &str, png: &Path, profile: &Path) -> Vec<u8> {
     let _ = std::fs::remove_file(png);
     let mut child = Command::new(browser)
+        .args(common::HEADLESS)
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
             "--disable-sync",
-            "--no-first-run",
             "--hide-scrollbars",
             "--window-size=900,650",
         ])

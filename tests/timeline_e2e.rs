@@ -65,16 +65,8 @@ fn selftest(
     let profile = dir.join("profile");
     let url = format!("file://{}{hash}", html.display());
     let mut child = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--no-first-run",
-            "--window-size=1200,800",
-            "--virtual-time-budget=5000",
-        ])
+        .args(common::HEADLESS)
+        .args(["--window-size=1200,800", "--virtual-time-budget=5000"])
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("--dump-dom")
         .arg(&url)

@@ -12,6 +12,18 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// The flags every browser test starts headless Chromium with: no GPU, no
+/// network of its own, no first-run screens (each test adds its window
+/// size and what it asks for).
+pub const HEADLESS: [&str; 6] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+];
+
 /// The repository's root (where `scenarios/` and `policies/` are).
 pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
