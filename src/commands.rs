@@ -9,32 +9,12 @@ use std::path::{Path, PathBuf};
 use vcsim_framework::{
     run_spec, Family, PolicySpec, Registry, RunReport, Scenario, SimOptions, Stepping,
 };
-use vcsim_sweep::Setting;
 
 /// The base scenario, built in so that `vcsim` alone has something to run.
 /// What `vcsim` with no arguments compares the paper's policies on: five
 /// projects at slack 5, where they differ (on the paper's base scenario
 /// they all give the same figures).
 pub const DEFAULT_SCENARIO: &str = include_str!("../scenarios/mix-5-slack-5.toml");
-
-/// The spec a run takes without `--policy`: the default of every family
-/// (`CS2_WF2_WS2_JC2`), except on a host whose projects have apps for its
-/// GPUs, where WF2 and WS2 (written for CPUs) would leave the GPUs idle:
-/// there the GPU-aware fetcher and server of work-fetch-and-gpus.
-pub fn default_spec(scn: &Scenario) -> &'static str {
-    let gpu_apps = scn.projects.iter().any(|p| {
-        p.apps.iter().any(|a| {
-            a.gpu
-                .as_ref()
-                .is_some_and(|g| scn.host.gpus.iter().any(|h| h.kind == g.kind))
-        })
-    });
-    if gpu_apps {
-        "cpu=cs2,fetch=gpu,send=gpu,estimate=jc2"
-    } else {
-        "CS2_WF2_WS2_JC2"
-    }
-}
 
 /// The default comparison: the paper's combinations, one family changed at a time.
 pub const DEFAULT_POLICIES: [&str; 5] = [
@@ -81,8 +61,9 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             if let Some(path) = &timeline {
                 output::check_timeline_path(path)?;
             }
-            let scn = load_scenario_with(&scenario, &set)?;
-            let policy = policy.unwrap_or_else(|| default_spec(&scn).to_string());
+            let scn = crate::import_cmd::load_scenario_with(&scenario, &set)?;
+            let policy =
+                policy.unwrap_or_else(|| crate::extensions::default_spec(&scn).to_string());
             let specs = crate::extensions::parse_specs(&[policy])?;
             let reg = registry_for(&plugins, &specs)?;
             let opts = SimOptions {
@@ -94,6 +75,9 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 timeline: timeline.is_some(),
                 seed,
                 trace: trace.is_some(),
+                // The HTML timeline shows each decision's reason on hover.
+                explain: timeline.as_ref().is_some_and(|p| output::is_html(p)),
+                snapshot_at: None,
             };
             let out = run_spec(&scn, &reg, &specs[0], opts).map_err(Failure::running)?;
             if let Some(path) = &trace {
@@ -104,7 +88,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 })?;
             }
             if let (Some(path), Some(tl)) = (&timeline, &out.timeline) {
-                crate::output::write_timeline(path, tl, &out.report)?;
+                crate::output::write_timeline(path, tl, &out.report, out.explanation.as_ref())?;
             }
             for line in &out.log {
                 output::note(&format!("note: {}", output::printable(line)));
@@ -137,7 +121,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 Format::Csv => output::compare_csv(c),
             };
             let once = || -> Result<compare::Comparison, Failure> {
-                let scn = load_scenario_with(&scenario, &set)?;
+                let scn = crate::import_cmd::load_scenario_with(&scenario, &set)?;
                 let specs = crate::extensions::parse_specs(&policy)?;
                 let reg = registry_for(&plugins, &specs)?;
                 run_comparison(&scn, &reg, &specs, replications, seed, jobs)
@@ -155,6 +139,44 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             jobs,
             shard,
         }) => crate::sweep_cmd::sweep(&sweep, &out, jobs, shard.as_deref(), &plugins),
+        Some(Command::Explain {
+            scenario,
+            policy,
+            seed,
+            set,
+            from,
+            to,
+            format,
+        }) => crate::explain_cmd::explain(&crate::explain_cmd::ExplainArgs {
+            scenario: &scenario,
+            policy,
+            seed,
+            set: &set,
+            from,
+            to,
+            format,
+            plugins: &plugins,
+        }),
+        Some(Command::Diverge {
+            scenario,
+            policy,
+            seed,
+            set,
+            set_b,
+            threshold,
+            format,
+            timeline,
+        }) => crate::explain_cmd::diverge(&crate::explain_cmd::DivergeArgs {
+            scenario: &scenario,
+            policies: &policy,
+            seeds: &seed,
+            set: &set,
+            set_b: &set_b,
+            threshold,
+            format,
+            timeline: timeline.as_deref(),
+            plugins: &plugins,
+        }),
         Some(Command::Merge { dirs, out })
             if !dirs.is_empty() && dirs.iter().all(|d| crate::search_cmd::is_search_shard(d)) =>
         {
@@ -192,37 +214,6 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Some(Command::Import { input, out }) => crate::import_cmd::import(&input, out.as_deref()),
         Some(Command::Check { file }) => check(&file, &plugins),
     }
-}
-
-/// [`crate::import_cmd::load_scenario`], then the `--set PATH=VALUE` changes, applied as a
-/// sweep's `[set]` applies them (`vcsim_sweep::knobs`). A path or a value
-/// that does not fit, or a scenario the changes make invalid, is an input
-/// error naming the `--set` at fault.
-pub fn load_scenario_with(path: &Path, set: &[String]) -> Result<Scenario, Failure> {
-    let scn = crate::import_cmd::load_scenario(path)?;
-    if set.is_empty() {
-        return Ok(scn);
-    }
-    let settings = set
-        .iter()
-        .map(|a| {
-            Setting::parse_assignment(a)
-                .map_err(|e| Failure::input(format!("--set {}: {e}", output::name(a))))
-        })
-        .collect::<Result<Vec<Setting>, Failure>>()?;
-    let scn = vcsim_sweep::knobs::apply_all(&scn, &settings).map_err(|(i, f)| {
-        Failure::input(format!("--set {}: {}", output::name(&set[i]), f.message()))
-    })?;
-    scn.validate().map_err(|(k, m)| {
-        Failure::input(format!(
-            "--set {}: the scenario is then invalid: key `{k}`: {m}",
-            set.iter()
-                .map(|a| output::name(a))
-                .collect::<Vec<_>>()
-                .join(" --set ")
-        ))
-    })?;
-    Ok(scn)
 }
 
 /// Runs every policy on seeds seed, seed+1, ... in parallel on `jobs`

@@ -81,3 +81,22 @@ pub fn parse_specs(policies: &[String]) -> Result<Vec<PolicySpec>, Failure> {
         .map(|p| parse_spec(p).map_err(Failure::input))
         .collect()
 }
+
+/// The spec a run takes without `--policy`: the default of every family
+/// (`CS2_WF2_WS2_JC2`), except on a host whose projects have apps for its
+/// GPUs, where WF2 and WS2 (written for CPUs) would leave the GPUs idle:
+/// there the GPU-aware fetcher and server of work-fetch-and-gpus.
+pub fn default_spec(scn: &vcsim_framework::Scenario) -> &'static str {
+    let gpu_apps = scn.projects.iter().any(|p| {
+        p.apps.iter().any(|a| {
+            a.gpu
+                .as_ref()
+                .is_some_and(|g| scn.host.gpus.iter().any(|h| h.kind == g.kind))
+        })
+    });
+    if gpu_apps {
+        "cpu=cs2,fetch=gpu,send=gpu,estimate=jc2"
+    } else {
+        "CS2_WF2_WS2_JC2"
+    }
+}

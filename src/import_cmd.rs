@@ -4,6 +4,7 @@
 use crate::Failure;
 use std::path::Path;
 use vcsim_framework::Scenario;
+use vcsim_sweep::Setting;
 
 fn print_warnings(warnings: &[String]) {
     for w in warnings {
@@ -57,4 +58,39 @@ pub fn load_scenario(path: &Path) -> Result<Scenario, Failure> {
         return r;
     }
     Scenario::load(path).map_err(|e| Failure::input(e.to_string()))
+}
+
+/// [`crate::import_cmd::load_scenario`], then the `--set PATH=VALUE` changes, applied as a
+/// sweep's `[set]` applies them (`vcsim_sweep::knobs`). A path or a value
+/// that does not fit, or a scenario the changes make invalid, is an input
+/// error naming the `--set` at fault.
+pub fn load_scenario_with(path: &Path, set: &[String]) -> Result<Scenario, Failure> {
+    let scn = crate::import_cmd::load_scenario(path)?;
+    if set.is_empty() {
+        return Ok(scn);
+    }
+    let settings = set
+        .iter()
+        .map(|a| {
+            Setting::parse_assignment(a)
+                .map_err(|e| Failure::input(format!("--set {}: {e}", crate::output::name(a))))
+        })
+        .collect::<Result<Vec<Setting>, Failure>>()?;
+    let scn = vcsim_sweep::knobs::apply_all(&scn, &settings).map_err(|(i, f)| {
+        Failure::input(format!(
+            "--set {}: {}",
+            crate::output::name(&set[i]),
+            f.message()
+        ))
+    })?;
+    scn.validate().map_err(|(k, m)| {
+        Failure::input(format!(
+            "--set {}: the scenario is then invalid: key `{k}`: {m}",
+            set.iter()
+                .map(|a| crate::output::name(a))
+                .collect::<Vec<_>>()
+                .join(" --set ")
+        ))
+    })?;
+    Ok(scn)
 }

@@ -6,6 +6,7 @@
 mod commands;
 mod compare;
 mod dylibs;
+mod explain_cmd;
 mod extensions;
 mod import_cmd;
 mod output;
@@ -147,6 +148,56 @@ pub enum Command {
         jobs: Option<usize>,
         #[arg(long, default_value = "search-out")]
         out: PathBuf,
+    },
+    /// One run's decisions, each with its policy's reason, in a time window.
+    Explain {
+        scenario: PathBuf,
+        /// Policy spec (as for `run`). Default: as for `run`.
+        #[arg(long)]
+        policy: Option<String>,
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Change the scenario (as for `run`).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        /// From this simulated time: seconds, or with s, m, h, d (`36h`, `2.5d`).
+        #[arg(long, value_parser = explain_cmd::parse_time)]
+        from: Option<f64>,
+        /// Up to this simulated time (same forms as --from).
+        #[arg(long, value_parser = explain_cmd::parse_time)]
+        to: Option<f64>,
+        /// `text`, or `json`: one JSON object a line (`time_s`, `family`,
+        /// `decision`, `reason`, and `project`, `job`, `outcome` when set).
+        #[arg(long, value_enum, default_value_t = explain_cmd::TextFormat::Text)]
+        format: explain_cmd::TextFormat,
+    },
+    /// Where two runs first decide differently, and the first consequence
+    /// each figure of merit sees: two policies, or one policy on two seeds
+    /// or two scenario variants.
+    Diverge {
+        scenario: PathBuf,
+        /// A's policy, then B's (one: both runs use it).
+        #[arg(long, required = true)]
+        policy: Vec<String>,
+        /// A's seed, then B's (one: both; none: the scenario's).
+        #[arg(long)]
+        seed: Vec<u64>,
+        /// Change the scenario of both runs (as for `run`).
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        /// Change B's scenario only (after --set): two variants of one scenario.
+        #[arg(long = "set-b", value_name = "PATH=VALUE")]
+        set_b: Vec<String>,
+        /// A project's share of the work done that differs by more than this
+        /// between the runs is a consequence.
+        #[arg(long, default_value_t = 0.05)]
+        threshold: f64,
+        #[arg(long, value_enum, default_value_t = explain_cmd::TextFormat::Text)]
+        format: explain_cmd::TextFormat,
+        /// Write both runs' timelines, one above the other, the divergence
+        /// marked (HTML).
+        #[arg(long, value_name = "FILE")]
+        timeline: Option<PathBuf>,
     },
     /// Join the shards of one sweep, or of one search, into one result.
     Merge {

@@ -85,6 +85,12 @@ pub const TIMELINE_EXTENSIONS: [&str; 3] = ["html", "htm", "csv"];
 
 /// Refuses, before any run, a `--timeline` file whose extension does not
 /// say HTML or CSV: the error names the extension.
+/// A timeline path that names an HTML page (`.html`, `.htm`).
+pub fn is_html(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"))
+}
+
 pub fn check_timeline_path(path: &std::path::Path) -> Result<(), crate::Failure> {
     let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase());
     match ext {
@@ -438,6 +444,7 @@ pub fn write_timeline(
     path: &std::path::Path,
     tl: &vcsim_framework::timeline::Timeline,
     r: &RunReport,
+    ex: Option<&vcsim_framework::explain::Explanation>,
 ) -> Result<(), crate::Failure> {
     let is_csv = path
         .extension()
@@ -445,7 +452,7 @@ pub fn write_timeline(
     let text = if is_csv {
         tl.to_csv()
     } else {
-        crate::timeline_html::render(tl, r)
+        crate::timeline_html::render(tl, r, ex)
     };
     std::fs::write(path, text)
         .map_err(|e| crate::Failure::running(format!("{}: cannot write: {e}", path.display())))

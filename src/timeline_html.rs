@@ -6,6 +6,15 @@
 //! fall in one pixel column are aggregated (the project that used most of
 //! it, shaded by how busy the lane was), so a 100-day run stays usable.
 //!
+//! When the run explained ([`Explanation`]), hovering a stretch also shows
+//! the CPU scheduler's decision that started it and its reason, hovering
+//! an RPC the fetcher's request, the server's verdicts and the outcome;
+//! and two plots under the lanes, on their time axis, show each project's
+//! share of the work done so far against its resource share, and what the
+//! scheduler ranks projects by. Their data is at most [`MAX_POINTS`]
+//! points each (the last of each time bucket), drawn one stroke per pixel
+//! column when zoomed out.
+//!
 //! Lanes: the timeline records how much of each resource a stretch
 //! computed on, not which instances; the page assigns them ([`pack`]), so
 //! that a stretch covers as many lanes as it computes on (a 4-CPU job four
@@ -13,7 +22,7 @@
 //! an instance, and no two pieces of a lane overlap.
 
 use serde::Serialize;
-use vcsim_framework::{timeline::Timeline, RunReport, CPU};
+use vcsim_framework::{explain::Explanation, timeline::Timeline, RunReport, CPU};
 
 /// A piece of a stretch on one lane, as the page reads it: [lane, start,
 /// end, project, job, flags (1: EDF, 2: late, 4: the CPU part of a GPU
@@ -38,7 +47,63 @@ struct Page<'a> {
     off: &'a [(f64, f64)],
     end: f64,
     metrics: &'a vcsim_framework::Metrics,
+    /// What an explained run adds: the reasons the hovers show, and the
+    /// plots under the lanes. Absent when the run did not explain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    why: Option<Why>,
+    /// A time to mark across the lanes and plots (`vcsim diverge`: the
+    /// first divergence).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mark: Option<f64>,
 }
+
+/// An explained run's part of the page.
+#[derive(Serialize)]
+struct Why {
+    /// Every text the hovers show, once (decisions and reasons repeat).
+    texts: Vec<String>,
+    /// The records the hovers show: [time, family, decision, reason]
+    /// (indices into `texts`; the reason -1 when the policy gave none).
+    recs: Vec<(f64, usize, usize, i64)>,
+    /// Per stretch (in the order of `stretches`): the CPU scheduler's
+    /// record that started it (the last one of its job at or before its
+    /// start), or -1.
+    seg: Vec<i64>,
+    /// Per RPC (in the order of `rpcs`): its records (the fetcher's
+    /// request, the server's verdicts, the outcome, the jobs reported) and
+    /// how many more there were than the page keeps.
+    rpc: Vec<(Vec<usize>, usize)>,
+    /// Each project's fraction of the work done so far.
+    share: Option<Plot>,
+    /// What the CPU scheduler ranks projects by.
+    rank: Option<Plot>,
+}
+
+/// A plot's step lines, one per project.
+#[derive(Serialize)]
+struct Plot {
+    name: String,
+    /// The resource shares as fractions (the share plot's dashed lines).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    shares: Vec<f64>,
+    /// [time, value per project...]: at most [`MAX_POINTS`], the last of
+    /// each time bucket when there were more.
+    pts: Vec<Vec<f64>>,
+    /// When bucketed, per point: the least and the greatest value each
+    /// project took in its bucket (empty when every point is kept).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    lo: Vec<Vec<f64>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    hi: Vec<Vec<f64>>,
+}
+
+/// The most points a plot embeds: a 100-day run stays a few MB.
+const MAX_POINTS: usize = 2000;
+/// The most records an RPC's hover keeps (a reply of many jobs has a
+/// verdict for each).
+const MAX_RPC_RECORDS: usize = 10;
+/// The longest text a hover shows (in characters).
+const MAX_TEXT: usize = 600;
 
 /// Amounts closer than this are equal (shares are ratios of small numbers).
 const EPS: f64 = 1e-9;
@@ -262,8 +327,264 @@ pub fn pack(tl: &Timeline) -> (Vec<String>, Vec<Placed>) {
     (names, pieces)
 }
 
+/// Four significant digits: enough for a plot, and short in the page.
+fn round4(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let m = 10f64.powi(3 - x.abs().log10().floor() as i32);
+    let y = (x * m).round() / m;
+    if y.is_finite() {
+        y
+    } else {
+        x
+    }
+}
+
+/// A step function's points (time, a value per series), at most `max`:
+/// all of them when there are no more, else the last point of each of
+/// `max` equal buckets of `[0, end]`, with the least and greatest value
+/// each series took in the bucket (counting the value it entered with) when
+/// `envelope`. Values are rounded to four digits.
+fn downsample(pts: &[(f64, Vec<f64>)], end: f64, max: usize, envelope: bool) -> Plot {
+    let row = |t: f64, v: &[f64]| -> Vec<f64> {
+        std::iter::once(t)
+            .chain(v.iter().map(|&x| round4(x)))
+            .collect()
+    };
+    let mut plot = Plot {
+        name: String::new(),
+        shares: Vec::new(),
+        pts: Vec::new(),
+        lo: Vec::new(),
+        hi: Vec::new(),
+    };
+    if pts.len() <= max || end <= 0.0 {
+        plot.pts = pts.iter().map(|(t, v)| row(*t, v)).collect();
+        return plot;
+    }
+    let width = end / max as f64;
+    let bucket = |t: f64| ((t / width).floor().max(0.0) as usize).min(max - 1);
+    let mut prev: Option<&Vec<f64>> = None;
+    let mut k = 0;
+    while k < pts.len() {
+        let b = bucket(pts[k].0);
+        let mut n = k;
+        let (mut lo, mut hi) = match prev {
+            Some(v) => (v.clone(), v.clone()),
+            None => (pts[k].1.clone(), pts[k].1.clone()),
+        };
+        while n < pts.len() && bucket(pts[n].0) == b {
+            for (i, &x) in pts[n].1.iter().enumerate() {
+                if i < lo.len() {
+                    lo[i] = lo[i].min(x);
+                    hi[i] = hi[i].max(x);
+                }
+            }
+            n += 1;
+        }
+        let (t, v) = &pts[n - 1];
+        plot.pts.push(row(*t, v));
+        if envelope {
+            plot.lo.push(lo.iter().map(|&x| round4(x)).collect());
+            plot.hi.push(hi.iter().map(|&x| round4(x)).collect());
+        }
+        prev = Some(v);
+        k = n;
+    }
+    plot
+}
+
+/// At most `MAX_TEXT` characters.
+fn clip(s: &str) -> String {
+    match s.char_indices().nth(MAX_TEXT) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_string(),
+    }
+}
+
+/// What the page shows of an explained run: the record behind each
+/// stretch and each RPC, and the two plots' data.
+fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64) -> Why {
+    use std::collections::BTreeMap;
+    use vcsim_framework::explain::Source;
+    use vcsim_framework::Family;
+    let np = tl.project_names.len();
+    let mut texts: Vec<String> = Vec::new();
+    let mut text_at: BTreeMap<String, usize> = BTreeMap::new();
+    let mut intern = |s: String| -> usize {
+        if let Some(&i) = text_at.get(&s) {
+            return i;
+        }
+        texts.push(s.clone());
+        text_at.insert(s, texts.len() - 1);
+        texts.len() - 1
+    };
+    let mut recs = Vec::new();
+    // Record index in `ex.records` -> index in `recs`.
+    let mut kept: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut keep = |i: usize, recs: &mut Vec<(f64, usize, usize, i64)>| -> usize {
+        if let Some(&k) = kept.get(&i) {
+            return k;
+        }
+        let rec = &ex.records[i];
+        let reason = if !rec.reason.text.is_empty() {
+            intern(clip(&rec.reason.text)) as i64
+        } else if matches!(rec.source, Source::Policy(_)) && !rec.reason.data.is_empty() {
+            let d: Vec<String> = rec
+                .reason
+                .data
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            intern(clip(&d.join(", "))) as i64
+        } else {
+            -1
+        };
+        let family = intern(rec.source.key().to_string());
+        let decision = intern(clip(&rec.decision));
+        recs.push((rec.time, family, decision, reason));
+        kept.insert(i, recs.len() - 1);
+        recs.len() - 1
+    };
+    // The CPU scheduler's records per job, in time order.
+    let mut by_job: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+    // The records of an RPC: by (time, project).
+    let mut by_rpc: BTreeMap<(u64, usize), Vec<usize>> = BTreeMap::new();
+    for (i, rec) in ex.records.iter().enumerate() {
+        match (rec.source, rec.job, rec.project) {
+            (Source::Policy(Family::Cpu), Some(job), _) => by_job.entry(job).or_default().push(i),
+            (Source::Policy(Family::Fetch | Family::Send) | Source::Outcome, _, Some(p)) => {
+                by_rpc.entry((rec.time.to_bits(), p)).or_default().push(i)
+            }
+            _ => {}
+        }
+    }
+    let seg = tl
+        .segments
+        .iter()
+        .map(|s| {
+            let Some(list) = by_job.get(&s.job) else {
+                return -1;
+            };
+            let n = list.partition_point(|&i| ex.records[i].time <= s.start);
+            if n == 0 {
+                -1
+            } else {
+                keep(list[n - 1], &mut recs) as i64
+            }
+        })
+        .collect();
+    let rpc = tl
+        .rpcs
+        .iter()
+        .map(|x| {
+            let Some(list) = by_rpc.get(&(x.time.to_bits(), x.project)) else {
+                return (Vec::new(), 0);
+            };
+            // The request and the RPC's outcome first, then the rest in
+            // order, up to the cap; shown in the order they happened.
+            let main = |i: usize| {
+                let rec = &ex.records[i];
+                rec.source == Source::Policy(Family::Fetch)
+                    || matches!(
+                        rec.outcome,
+                        vcsim_framework::explain::Outcome::RpcReached
+                            | vcsim_framework::explain::Outcome::RpcFailed
+                    )
+            };
+            let mut chosen: Vec<usize> = list.iter().copied().filter(|&i| main(i)).collect();
+            for &i in list {
+                if chosen.len() >= MAX_RPC_RECORDS {
+                    break;
+                }
+                if !main(i) {
+                    chosen.push(i);
+                }
+            }
+            chosen.sort_unstable();
+            let more = list.len() - chosen.len();
+            (
+                chosen.into_iter().map(|i| keep(i, &mut recs)).collect(),
+                more,
+            )
+        })
+        .collect();
+    // Each project's fraction of the work done so far. Work done never
+    // falls: each project's greatest so far (a job's work must not vanish
+    // from the plot between its end and its report).
+    let mut most = vec![0.0f64; np];
+    let fractions: Vec<(f64, Vec<f64>)> = ex
+        .work_done
+        .iter()
+        .filter_map(|(t, w)| {
+            for (m, &x) in most.iter_mut().zip(w) {
+                *m = m.max(x);
+            }
+            let w = &most;
+            let sum: f64 = w.iter().sum();
+            (sum > 0.0).then(|| {
+                let mut f: Vec<f64> = w.iter().map(|x| x / sum).collect();
+                f.resize(np, f64::NAN);
+                (*t, f)
+            })
+        })
+        .collect();
+    let shares: Vec<f64> = r.projects.iter().map(|p| p.share).collect();
+    let total: f64 = shares.iter().sum();
+    let share = (!fractions.is_empty()).then(|| {
+        let mut plot = downsample(&fractions, end, MAX_POINTS, false);
+        plot.name = "share of the work done so far".into();
+        plot.shares = shares
+            .iter()
+            .map(|s| if total > 0.0 { round4(s / total) } else { 0.0 })
+            .collect();
+        plot
+    });
+    let rank = (!ex.rankings.is_empty()).then(|| {
+        let mut names: Vec<&str> = Vec::new();
+        for (_, rk) in &ex.rankings {
+            if !names.contains(&rk.name.as_str()) {
+                names.push(&rk.name);
+            }
+        }
+        let values: Vec<(f64, Vec<f64>)> = ex
+            .rankings
+            .iter()
+            .map(|(t, rk)| {
+                let mut v = rk.values.clone();
+                v.resize(np, f64::NAN);
+                (*t, v)
+            })
+            .collect();
+        let mut plot = downsample(&values, end, MAX_POINTS, true);
+        plot.name = names.join(" / ");
+        plot
+    });
+    Why {
+        texts,
+        recs,
+        seg,
+        rpc,
+        share,
+        rank,
+    }
+}
+
 /// The page for a run's timeline.
-pub fn render(tl: &Timeline, r: &RunReport) -> String {
+pub fn render(tl: &Timeline, r: &RunReport, ex: Option<&Explanation>) -> String {
+    render_marked(tl, r, ex, None, None)
+}
+
+/// The page, with a time marked across it and a title of its own (for
+/// `vcsim diverge`'s pair of runs).
+fn render_marked(
+    tl: &Timeline,
+    r: &RunReport,
+    ex: Option<&Explanation>,
+    mark: Option<f64>,
+    title: Option<&str>,
+) -> String {
     let (lane_names, placed) = pack(tl);
     let mut end: f64 = 0.0;
     for s in &tl.segments {
@@ -296,8 +617,13 @@ pub fn render(tl: &Timeline, r: &RunReport) -> String {
     for &(_, e) in &tl.host_off {
         end = end.max(e);
     }
+    let end = end.max(1.0);
+    let why = ex.map(|ex| why(tl, r, ex, end));
     let page = Page {
-        title: format!("{} · {} · seed {}", r.scenario, r.policy, r.seed),
+        title: title.map_or_else(
+            || format!("{} · {} · seed {}", r.scenario, r.policy, r.seed),
+            str::to_string,
+        ),
         projects: &tl.project_names,
         rsc_names: &tl.rsc_names,
         lanes: lane_names,
@@ -305,18 +631,77 @@ pub fn render(tl: &Timeline, r: &RunReport) -> String {
         stretches,
         rpcs,
         off: &tl.host_off,
-        end: end.max(1.0),
+        end,
         metrics: &r.metrics,
+        why,
+        mark,
     };
-    // `</` cannot end the script early once escaped.
+    // No `<` at all in the script element (names and reasons may hold
+    // anything): neither `</script>` nor `<!--` can change how it parses.
     let data = serde_json::to_string(&page)
         .unwrap_or_else(|_| "{}".into())
-        .replace("</", "<\\/");
+        .replace('<', "\\u003c");
     let title = html_escape(&page.title);
     TEMPLATE
         .replace("{{TITLE}}", &title)
         .replace("{{DATA}}", &data)
 }
+
+/// Two runs' pages one above the other (`vcsim diverge --timeline`): each
+/// a whole timeline page in a frame, the divergence marked in both, and
+/// their zoom and pan kept the same (the frames tell each other their view).
+pub fn render_pair(
+    runs: [(&Timeline, &RunReport, &Explanation, &str); 2],
+    mark: Option<f64>,
+) -> String {
+    let mut frames = String::new();
+    for (i, (tl, r, ex, what)) in runs.into_iter().enumerate() {
+        let name = ["A", "B"][i];
+        let title = format!("{name}: {} · {what}", r.scenario);
+        let page = render_marked(tl, r, Some(ex), mark, Some(&title));
+        frames.push_str(&format!(
+            "<iframe id=\"run{name}\" title=\"{}\" srcdoc=\"{}\"></iframe>\n",
+            html_escape(&title),
+            html_escape(&page)
+        ));
+    }
+    let when = mark.map_or("the runs do not diverge".to_string(), |t| {
+        format!(
+            "first divergence at {} (t={t} s), marked in red in both",
+            vcsim_framework::explain::clock(t)
+        )
+    });
+    PAIR_TEMPLATE
+        .replace("{{WHEN}}", &html_escape(&when))
+        .replace("{{FRAMES}}", &frames)
+}
+
+const PAIR_TEMPLATE: &str = r##"<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<title>vcsim diverge</title>
+<style>
+body { font: 13px system-ui, sans-serif; margin: 12px; color: #222; }
+h1 { font-size: 16px; margin: 0 0 6px; }
+iframe { display: block; width: 100%; border: 0; border-top: 2px solid #ccc; height: 600px; }
+</style></head>
+<body>
+<h1>vcsim diverge: {{WHEN}}</h1>
+<p style="color:#666">Two runs on one time axis: zoom or pan either and the other follows.</p>
+{{FRAMES}}<script>
+(function () {
+  "use strict";
+  const frames = Array.from(document.querySelectorAll("iframe"));
+  window.addEventListener("message", (e) => {
+    const d = e.data || {};
+    const from = frames.find((f) => f.contentWindow === e.source);
+    if (!from) return;
+    if (d.vcsimHeight) from.style.height = (d.vcsimHeight + 40) + "px";
+    if (d.vcsimView) for (const f of frames) if (f !== from) f.contentWindow.postMessage(d, "*");
+  });
+})();
+</script>
+</body></html>
+"##;
 
 fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -340,7 +725,9 @@ h1 { font-size: 16px; margin: 0 0 6px; }
 #labels div { box-sizing: border-box; padding-right: 6px; text-align: right; white-space: nowrap; overflow: hidden; font-size: 12px; display: flex; align-items: center; justify-content: flex-end; }
 #plot { flex: 1; min-width: 200px; position: relative; }
 canvas { display: block; cursor: crosshair; }
-#tip { position: absolute; pointer-events: none; background: #fffff4; border: 1px solid #888; padding: 4px 6px; font-size: 12px; white-space: pre; display: none; box-shadow: 1px 1px 4px #0003; z-index: 2; }
+#tip { position: absolute; pointer-events: none; background: #fffff4; border: 1px solid #888; padding: 4px 6px; font-size: 12px; white-space: pre-wrap; max-width: 560px; display: none; box-shadow: 1px 1px 4px #0003; z-index: 2; }
+canvas.plotcv { margin-top: 10px; }
+#labels div.plot-label { margin-top: 10px; align-items: flex-start; padding-top: 20px; color: #444; }
 #metrics { color: #555; }
 #selftest { white-space: pre-wrap; word-break: break-all; }
 </style></head>
@@ -353,7 +740,7 @@ canvas { display: block; cursor: crosshair; }
   <span id="legend"></span>
 </div>
 <div id="wrap"><div id="labels"></div><div id="plot"><canvas id="cv"></canvas><div id="tip"></div></div></div>
-<p style="color:#666">Wheel: zoom · drag: pan · hover: details. A lane is one CPU or GPU; a job covers as many lanes as it computes on (a 4-CPU job four lanes, a 0.5-GPU job half a lane), and a GPU job's share of the CPUs is drawn paler on the CPU lanes. Dark top edge: the job ran in EDF (deadline) mode; red bottom edge and hatching: the job was reported late. Grey: host unavailable. RPC ticks: filled when the project answered, hollow when it was down. Zoomed out, a pixel column shows the project that used most of it, paler when the lane was partly idle.</p>
+<p style="color:#666">Wheel: zoom · drag: pan · hover: details. A lane is one CPU or GPU; a job covers as many lanes as it computes on (a 4-CPU job four lanes, a 0.5-GPU job half a lane), and a GPU job's share of the CPUs is drawn paler on the CPU lanes. Dark top edge: the job ran in EDF (deadline) mode; red bottom edge and hatching: the job was reported late. Grey: host unavailable. RPC ticks: filled when the project answered, hollow when it was down. Zoomed out, a pixel column shows the project that used most of it, paler when the lane was partly idle.<span id="whyhelp"></span></p>
 <pre id="selftest" hidden></pre>
 <script id="data" type="application/json">{{DATA}}</script>
 <script>
@@ -402,14 +789,44 @@ canvas { display: block; cursor: crosshair; }
   addLabel("", AXIS_H); addLabel("host off", OFF_H + GAP); addLabel("RPCs", RPC_H + GAP);
   D.lanes.forEach((n) => addLabel(n, LANE_H, "lane-label"));
 
+  // An explained run: the records behind stretches and RPCs, and the
+  // plots under the lanes (the lanes' time axis and zoom).
+  const WHY = D.why || null, PLOT_H = 160;
+  const plots = [];
+  if (WHY && WHY.share) plots.push({ id: "share-plot", label: "work share", P: WHY.share, share: true });
+  if (WHY && WHY.rank) plots.push({ id: "rank-plot", label: "ranking", P: WHY.rank, share: false });
+  if (plots.length) addLabel("", 4);
+  for (const pl of plots) {
+    const c = document.createElement("canvas"); c.id = pl.id; c.className = "plotcv";
+    document.getElementById("plot").insertBefore(c, document.getElementById("tip"));
+    pl.cv = c; pl.ctx = c.getContext("2d");
+    addLabel(pl.label, PLOT_H, "plot-label");
+    const P = pl.P;
+    // Share violation so far, per point: sum over projects of |fraction - share|.
+    if (pl.share) pl.viol = P.pts.map((r) => {
+      let v = 0; for (let p = 0; p < NP; p++) if (r[p + 1] != null) v += Math.abs(r[p + 1] - (P.shares[p] || 0));
+      return v;
+    });
+  }
+  if (WHY) document.getElementById("whyhelp").textContent = " Hover a bar for the CPU scheduler's decision that started it and its reason, an RPC tick for the fetcher's request, the server's verdicts and the outcome." +
+    (plots.length ? " Under the lanes, on the same time axis: each project's share of the work done so far (solid) against its resource share (dashed), with the share violation so far (grey)" + (WHY.rank ? ", and what the CPU scheduler ranks projects by" : "") + "; hover them for the values." : "");
+  function rec(k) {
+    const [t, fam, dec, rea] = WHY.recs[k];
+    return { t, fam: WHY.texts[fam], dec: WHY.texts[dec], rea: rea >= 0 ? WHY.texts[rea] : null };
+  }
+
   const cv = document.getElementById("cv"), ctx = cv.getContext("2d"), tip = document.getElementById("tip");
   let W = 800, t0 = 0, t1 = D.end;
-  const stats = { drawn: 0, aggregated: 0 };
+  const stats = { drawn: 0, aggregated: 0, plot_columns: 0 };
   function resize() {
     W = Math.max(200, document.getElementById("plot").clientWidth);
     const dpr = window.devicePixelRatio || 1;
     cv.width = W * dpr; cv.height = H * dpr; cv.style.width = W + "px"; cv.style.height = H + "px";
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    for (const pl of plots) {
+      pl.cv.width = W * dpr; pl.cv.height = PLOT_H * dpr; pl.cv.style.width = W + "px"; pl.cv.style.height = PLOT_H + "px";
+      pl.ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    }
   }
   const X = (t) => (t - t0) / (t1 - t0) * W;
   const T = (x) => t0 + x / W * (t1 - t0);
@@ -495,6 +912,160 @@ canvas { display: block; cursor: crosshair; }
     }
     document.getElementById("range").textContent = fmt(t0) + " – " + fmt(t1);
     cv.dataset.drawn = String(stats.drawn);
+    stats.plot_columns = 0;
+    for (const pl of plots) drawPlot(pl);
+    if (D.mark != null) {
+      // The time `vcsim diverge` marks: a red line over lanes and plots.
+      const x = Math.round(X(D.mark)) + 0.5;
+      if (x >= 0 && x <= W) {
+        for (const [g, h] of [[ctx, H]].concat(plots.map((pl) => [pl.ctx, PLOT_H]))) {
+          g.save(); g.strokeStyle = "#e00"; g.lineWidth = 2; g.beginPath(); g.moveTo(x, 0); g.lineTo(x, h); g.stroke(); g.restore();
+        }
+        ctx.save(); ctx.fillStyle = "#e00"; ctx.font = "12px system-ui, sans-serif";
+        ctx.fillText("first divergence", Math.min(x + 4, W - 100), AXIS_H - 4); ctx.restore();
+      }
+    }
+    // In a frame of `vcsim diverge`'s page: tell the other run's frame.
+    if (window.parent !== window && !syncing) window.parent.postMessage({ vcsimView: [t0, t1] }, "*");
+  }
+  let syncing = false;
+  window.addEventListener("message", (e) => {
+    const v = e.data && e.data.vcsimView;
+    if (!v) return;
+    syncing = true; t0 = v[0]; t1 = v[1]; draw(); syncing = false;
+  });
+  // The last point at or before `t` (-1 if none).
+  function atOrBefore(pts, t) {
+    let a = 0, b = pts.length;
+    while (a < b) { const m = (a + b) >> 1; if (pts[m][0] <= t) a = m + 1; else b = m; }
+    return a - 1;
+  }
+  function fmtNum(v) {
+    const a = Math.abs(v);
+    if (a >= 1e6) return +(v / 1e6).toPrecision(3) + "M";
+    if (a >= 1e4) return +(v / 1e3).toPrecision(3) + "k";
+    return String(+v.toPrecision(3));
+  }
+  const pct = (v) => +(v * 100).toFixed(1) + "%";
+  function niceTicks(lo, hi) {
+    const raw = (hi - lo) / 4, e = Math.pow(10, Math.floor(Math.log10(raw)));
+    const st = [1, 2, 5, 10].map((k) => k * e).find((k) => k >= raw) || raw;
+    const out = [];
+    for (let v = Math.ceil(lo / st) * st; v <= hi + st * 1e-9; v += st) out.push(Math.abs(v) < st * 1e-9 ? 0 : v);
+    return out;
+  }
+  const PLOT_TOP = 20, PLOT_BOT = PLOT_H - 6;
+  // A plot's range of values over what is visible. The share plot starts
+  // at 0 and fits the shares and 99% of the fractions and of the share
+  // violations shown: the first hours of a run, when one job is most of
+  // the work, do not flatten the rest (they are clipped).
+  function plotRange(pl) {
+    const P = pl.P, pts = P.pts;
+    let a = Math.max(0, atOrBefore(pts, t0)), b = atOrBefore(pts, t1);
+    let lo = Infinity, hi = -Infinity;
+    const see = (v) => { if (v != null && isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; } };
+    if (pl.share) {
+      const vs = [];
+      for (let i = a; i <= b; i++) for (let p = 0; p < NP; p++) { const v = pts[i][p + 1]; if (v != null && isFinite(v)) vs.push(v); }
+      const q99 = (xs) => { xs.sort((x, y) => x - y); return xs[Math.floor((xs.length - 1) * 0.99)]; };
+      see(0); for (const x of P.shares) see(x * 1.2);
+      if (vs.length) see(Math.min(1, q99(vs) * 1.1));
+      if (b >= a) see(q99(pl.viol.slice(a, b + 1)) * 1.1);
+      return [0, hi];
+    }
+    for (let i = a; i <= b; i++) for (let p = 0; p < NP; p++) {
+      see(pts[i][p + 1]); if (P.lo) { see(P.lo[i][p]); see(P.hi[i][p]); }
+    }
+    see(0);
+    if (!isFinite(lo)) { lo = 0; hi = 1; }
+    if (hi - lo < 1e-12) { hi = lo + 1; }
+    const pad = (hi - lo) * 0.06;
+    return [lo - pad, hi + pad];
+  }
+  // A step line of points a..b (a: the last at or before t0), one value
+  // per point (`val(i)`, with the bucket's least and greatest when the page
+  // was given them); with more points than pixels, one stroke per pixel
+  // column from the least to the greatest value, then its last.
+  function stepLine(g, pts, val, lo, hi, Y) {
+    const a = Math.max(0, atOrBefore(pts, t0)), b = atOrBefore(pts, t1);
+    if (b < 0) return;
+    const agg = b - a + 1 > W;
+    if (agg) stats.plot_columns++;
+    g.beginPath();
+    let prev = null, cx = null, mn = 0, mx = 0, last = 0;
+    const flush = () => {
+      if (cx === null) return;
+      if (prev === null) g.moveTo(cx, Y(mn)); else { g.lineTo(cx, Y(prev)); g.lineTo(cx, Y(mn)); }
+      g.lineTo(cx, Y(mx)); g.lineTo(cx, Y(last)); prev = last; cx = null;
+    };
+    for (let i = a; i <= b; i++) {
+      const v = val(i);
+      if (v == null || !isFinite(v)) { flush(); prev = null; continue; }
+      const x = agg ? Math.floor(X(pts[i][0])) + 0.5 : X(pts[i][0]);
+      if (cx !== null && x !== cx) flush();
+      if (cx === null) { cx = x; mn = mx = v; if (prev !== null) { mn = Math.min(mn, prev); mx = Math.max(mx, prev); } }
+      mn = Math.min(mn, v); mx = Math.max(mx, v); last = v;
+      if (lo) { const l = lo(i), h = hi(i); if (l != null) mn = Math.min(mn, l); if (h != null) mx = Math.max(mx, h); }
+    }
+    flush();
+    if (prev !== null) g.lineTo(Math.min(X(D.end), W + 1), Y(prev));
+    g.stroke();
+  }
+  function drawPlot(pl) {
+    const g = pl.ctx, P = pl.P;
+    g.clearRect(0, 0, W, PLOT_H);
+    g.fillStyle = "#f7f7f7"; g.fillRect(0, PLOT_TOP, W, PLOT_BOT - PLOT_TOP);
+    const [lo, hi] = plotRange(pl);
+    const Y = (v) => PLOT_BOT - (v - lo) / (hi - lo) * (PLOT_BOT - PLOT_TOP);
+    pl.Y = Y;
+    g.lineWidth = 1; g.strokeStyle = "#e2e2e2";
+    const step = niceStep(t1 - t0);
+    for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
+      const x = Math.round(X(t)) + 0.5; g.beginPath(); g.moveTo(x, PLOT_TOP); g.lineTo(x, PLOT_BOT); g.stroke();
+    }
+    g.save(); g.beginPath(); g.rect(0, PLOT_TOP, W, PLOT_BOT - PLOT_TOP); g.clip();
+    const ticks = niceTicks(lo, hi);
+    for (const v of ticks) { const y = Math.round(Y(v)) + 0.5; g.strokeStyle = v === 0 ? "#aaa" : "#e2e2e2"; g.beginPath(); g.moveTo(0, y); g.lineTo(W, y); g.stroke(); }
+    if (pl.share) {
+      g.setLineDash([6, 4]); g.lineWidth = 1.5;
+      P.shares.forEach((x, p) => { g.strokeStyle = color(p); const y = Math.round(Y(x)) + 0.5; g.beginPath(); g.moveTo(0, y); g.lineTo(Math.min(X(D.end), W), y); g.stroke(); });
+      g.setLineDash([]);
+      g.strokeStyle = "#888"; g.lineWidth = 1;
+      stepLine(g, P.pts, (i) => pl.viol[i], null, null, Y);
+    }
+    g.lineWidth = 1.5;
+    for (let p = 0; p < NP; p++) {
+      g.strokeStyle = color(p);
+      stepLine(g, P.pts, (i) => P.pts[i][p + 1], P.lo ? (i) => P.lo[i][p] : null, P.hi ? (i) => P.hi[i][p] : null, Y);
+    }
+    g.lineWidth = 1;
+    g.restore();
+    // Tick labels and the title, on a light ground so lines do not hide them.
+    g.font = "11px sans-serif";
+    for (const v of ticks) {
+      const y = Y(v), text = pl.share ? pct(v) : fmtNum(v);
+      if (y < PLOT_TOP + 4 || y > PLOT_BOT - 2) continue;
+      const w = g.measureText(text).width;
+      g.fillStyle = "rgba(255,255,255,0.85)"; g.fillRect(0, y - 7, w + 5, 13);
+      g.fillStyle = "#555"; g.fillText(text, 3, y + 4);
+    }
+    g.fillStyle = "#333"; g.font = "12px sans-serif";
+    g.fillText(pl.share ? "Each project's share of the work done so far (solid) against its resource share (dashed); grey: share violation so far"
+      : "What the CPU scheduler ranks projects by: " + P.name, 2, 13);
+  }
+  function plotHover(pl, x) {
+    const P = pl.P, t = T(x), i = atOrBefore(P.pts, t);
+    const lines = [(pl.share ? "share of the work done so far" : P.name) + " at " + fmt(t)];
+    if (i < 0) { lines.push("nothing yet"); return lines.join("\n"); }
+    for (let p = 0; p < NP; p++) {
+      const v = P.pts[i][p + 1];
+      if (v == null) continue;
+      let line = D.projects[p] + ": " + (pl.share ? pct(v) + " (resource share " + pct(P.shares[p] || 0) + ")" : fmtNum(v));
+      if (P.lo && P.lo[i][p] !== P.hi[i][p]) line += " (between " + (pl.share ? pct(P.lo[i][p]) : fmtNum(P.lo[i][p])) + " and " + (pl.share ? pct(P.hi[i][p]) : fmtNum(P.hi[i][p])) + " since " + fmt(i ? P.pts[i - 1][0] : 0) + ")";
+      lines.push(line);
+    }
+    if (pl.viol) lines.push("share violation so far: " + (+pl.viol[i].toFixed(4)));
+    return lines.join("\n");
   }
   function segAt(x, y) {
     const l = Math.floor((y - lanesTop) / LANE_H);
@@ -519,12 +1090,26 @@ canvas { display: block; cursor: crosshair; }
     return out.sort((a, b) => a - b);
   }
   const num = (x) => String(+x.toFixed(3));
+  // The index of the RPC tick under (x, y), or -1.
   function rpcAt(x, y) {
     const ry = AXIS_H + OFF_H + GAP;
-    if (y < ry || y > ry + RPC_H) return null;
-    let best = null, bd = 4;
-    for (const r of D.rpcs) { const d = Math.abs(X(r[0]) - x); if (d < bd) { bd = d; best = r; } }
+    if (y < ry || y > ry + RPC_H) return -1;
+    let best = -1, bd = 4;
+    D.rpcs.forEach((r, i) => { const d = Math.abs(X(r[0]) - x); if (d < bd) { bd = d; best = i; } });
     return best;
+  }
+  function describeRpc(i) {
+    const r = D.rpcs[i];
+    let text = "RPC to " + D.projects[r[1]] + " at " + fmt(r[0]) + (r[2] ? " · " + r[3] + " jobs received" : " · project down");
+    if (WHY && WHY.rpc[i]) {
+      const [ks, more] = WHY.rpc[i];
+      for (const k of ks) {
+        const q = rec(k);
+        text += "\n" + q.fam + ": " + q.dec + (q.rea ? "\n    why: " + q.rea : "");
+      }
+      if (more) text += "\n… and " + more + " more";
+    }
+    return text;
   }
   function describe(s) {
     const [rsc, cpus, held, gpus] = D.stretches[s[7]];
@@ -535,44 +1120,61 @@ canvas { display: block; cursor: crosshair; }
       ((s[5] & 4) ? " (its CPU part)" : "") +
       "\nran " + fmt(s[1]) + " → " + fmt(s[2]) + " (" + ((s[2] - s[1]) / 3600).toFixed(2) + " h)" +
       "\ndeadline " + fmt(s[6]) + " · " + holds +
-      "\nEDF mode: " + ((s[5] & 1) ? "yes" : "no") + " · reported late: " + ((s[5] & 2) ? "yes" : "no");
+      "\nEDF mode: " + ((s[5] & 1) ? "yes" : "no") + " · reported late: " + ((s[5] & 2) ? "yes" : "no") + whyOf(s);
   }
-  function hover(ev) {
-    const rect = cv.getBoundingClientRect();
+  // The CPU scheduler's decision that started the stretch, and its reason.
+  function whyOf(s) {
+    if (!WHY) return "";
+    const k = WHY.seg[s[7]];
+    if (k == null || k < 0) return "\ndecision: none recorded";
+    const q = rec(k);
+    return "\ndecision: " + q.dec + (q.t !== s[1] ? " (at " + fmt(q.t) + ")" : "") +
+      "\nwhy: " + (q.rea || "the scheduler gave no reason");
+  }
+  function hover(ev, c) {
+    const rect = c.getBoundingClientRect();
     const x = ev.clientX - rect.left, y = ev.clientY - rect.top;
     let text = null;
-    const s = segAt(x, y);
-    if (s) text = describe(s);
-    else {
-      const r = rpcAt(x, y);
-      if (r) text = "RPC to " + D.projects[r[1]] + " at " + fmt(r[0]) + (r[2] ? " · " + r[3] + " jobs received" : " · project down");
+    if (c === cv) {
+      const s = segAt(x, y);
+      if (s) text = describe(s);
+      else {
+        const i = rpcAt(x, y);
+        if (i >= 0) text = describeRpc(i);
+      }
+    } else {
+      const pl = plots.find((q) => q.cv === c);
+      if (pl && y >= PLOT_TOP) text = plotHover(pl, x);
     }
     if (!text) { tip.style.display = "none"; return null; }
     tip.textContent = text; tip.style.display = "block";
-    tip.style.left = Math.min(x + 12, W - 260) + "px"; tip.style.top = (y + 14) + "px";
+    tip.style.left = Math.max(0, Math.min(x + 12, W - tip.offsetWidth - 4)) + "px";
+    tip.style.top = (c.offsetTop + y + 14) + "px";
     return text;
   }
   let drag = null;
-  cv.addEventListener("mousemove", (ev) => {
-    if (drag) {
-      const dt = (ev.clientX - drag.x) / W * (drag.t1 - drag.t0);
-      t0 = drag.t0 - dt; t1 = drag.t1 - dt; draw(); return;
-    }
-    hover(ev);
+  window.addEventListener("mousemove", (ev) => {
+    if (!drag) return;
+    const dt = (ev.clientX - drag.x) / W * (drag.t1 - drag.t0);
+    t0 = drag.t0 - dt; t1 = drag.t1 - dt; draw();
   });
-  cv.addEventListener("mouseleave", () => { tip.style.display = "none"; });
-  cv.addEventListener("mousedown", (ev) => { drag = { x: ev.clientX, t0, t1 }; });
   window.addEventListener("mouseup", () => { drag = null; });
-  cv.addEventListener("wheel", (ev) => {
-    ev.preventDefault();
-    const rect = cv.getBoundingClientRect(), t = T(ev.clientX - rect.left);
-    const k = Math.exp(ev.deltaY * 0.002);
-    let span = Math.min(D.end * 1.05, Math.max(60, (t1 - t0) * k));
-    t0 = t - (t - t0) * span / (t1 - t0); t1 = t0 + span; draw();
-  }, { passive: false });
+  for (const c of [cv].concat(plots.map((q) => q.cv))) {
+    c.addEventListener("mousemove", (ev) => { if (!drag) hover(ev, c); });
+    c.addEventListener("mouseleave", () => { tip.style.display = "none"; });
+    c.addEventListener("mousedown", (ev) => { drag = { x: ev.clientX, t0, t1 }; });
+    c.addEventListener("wheel", (ev) => {
+      ev.preventDefault();
+      const rect = c.getBoundingClientRect(), t = T(ev.clientX - rect.left);
+      const k = Math.exp(ev.deltaY * 0.002);
+      let span = Math.min(D.end * 1.05, Math.max(60, (t1 - t0) * k));
+      t0 = t - (t - t0) * span / (t1 - t0); t1 = t0 + span; draw();
+    }, { passive: false });
+  }
   document.getElementById("fit").addEventListener("click", () => { t0 = 0; t1 = D.end; draw(); });
   window.addEventListener("resize", () => { resize(); draw(); });
   resize(); draw();
+  if (window.parent !== window) window.parent.postMessage({ vcsimHeight: document.body.scrollHeight }, "*");
 
   // For tests (and the curious): `#selftest` hovers the middle of the
   // longest job drawn and records what a person would see.
@@ -614,6 +1216,27 @@ canvas { display: block; cursor: crosshair; }
         const qy = Math.round(lanesTop + q[0] * LANE_H + 1 + (q[8] + q[9]) / 2 * (LANE_H - 4));
         const c = ctx.getImageData(Math.floor(x * dpr), Math.floor(qy * dpr), 1, 1).data;
         if (Math.abs(c[0] - want[0]) + Math.abs(c[1] - want[1]) + Math.abs(c[2] - want[2]) < 120) out.lanes_in_colour++;
+      }
+    }
+    // An explained run: the plots on the page, an RPC tick's hover (the
+    // first RPC with records), and the share plot's hover at its middle.
+    out.plots = Array.from(document.querySelectorAll("canvas.plotcv")).map((c) => c.id);
+    out.plot_label_count = document.querySelectorAll(".plot-label").length;
+    out.plot_columns = stats.plot_columns;
+    out.rpc_tooltip = null; out.plot_tooltip = null;
+    if (WHY) {
+      const i = D.rpcs.findIndex((r, k) => WHY.rpc[k] && WHY.rpc[k][0].length && r[0] >= t0 && r[0] <= t1);
+      if (i >= 0) {
+        const rect = cv.getBoundingClientRect(), x = Math.round(X(D.rpcs[i][0])), y = AXIS_H + OFF_H + GAP + RPC_H / 2;
+        cv.dispatchEvent(new MouseEvent("mousemove", { clientX: rect.left + x, clientY: rect.top + y, bubbles: true }));
+        out.rpc_tooltip = tip.style.display === "block" ? tip.textContent : null;
+        out.rpc_records = WHY.rpc[i][0].map((k) => rec(k).dec);
+      }
+      const sp = plots.find((q) => q.share);
+      if (sp) {
+        const rect = sp.cv.getBoundingClientRect();
+        sp.cv.dispatchEvent(new MouseEvent("mousemove", { clientX: rect.left + W / 2, clientY: rect.top + PLOT_H / 2, bubbles: true }));
+        out.plot_tooltip = tip.style.display === "block" ? tip.textContent : null;
       }
     }
     const pre = document.getElementById("selftest");

@@ -547,3 +547,132 @@ fn the_example_honours_max_concurrent() {
     assert_eq!(most_running_at_once(&t, 3), 1, "P4's app's max_concurrent");
     assert!(most_running_at_once(&t, 2) >= 1);
 }
+
+/// An explained run of the example with `lsf` and `least-queued`, as a
+/// plugin of ABI minor `minor` (its own, 3, or an older one).
+fn explained_example(minor: u32) -> vcsim_framework::RunOutput {
+    let p = vcsim_dylib_host::load(&example()).unwrap();
+    let mut reg = builtins();
+    for e in p.entries_as_minor(minor) {
+        reg.add(e).unwrap();
+    }
+    let scn = scenario("mix-5-slack-5.toml", 20.0);
+    let spec = PolicySpec::parse("cpu=lsf,fetch=least-queued").unwrap();
+    let opts = SimOptions {
+        explain: true,
+        ..SimOptions::default()
+    };
+    run_spec(&scn, &reg, &spec, opts).unwrap()
+}
+
+fn records_of(
+    o: &vcsim_framework::RunOutput,
+    family: Family,
+) -> Vec<vcsim_framework::explain::Record> {
+    let ex = o.explanation.as_ref().expect("an explained run");
+    ex.records
+        .iter()
+        .filter(|r| r.source == vcsim_framework::explain::Source::Policy(family))
+        .cloned()
+        .collect()
+}
+
+/// ABI 2.3: the example's reasons reach an explained run's records.
+#[test]
+fn an_explained_run_carries_the_example_plugin_s_reasons() {
+    use vcsim_framework::Datum;
+    let o = explained_example(vcsim_dylib_host::abi::ABI_MINOR);
+    let cpu = records_of(&o, Family::Cpu);
+    let starts: Vec<_> = cpu
+        .iter()
+        .filter(|r| r.decision.starts_with("start"))
+        .collect();
+    assert!(starts.len() > 10, "{cpu:#?}");
+    // `lsf` says why of every job it starts.
+    for r in &starts {
+        assert!(
+            r.reason.text.starts_with("least slack: "),
+            "{}: {:?}",
+            r.decision,
+            r.reason
+        );
+        let Some(Datum::Number(slack)) = r.reason.get("slack_s") else {
+            panic!("no slack in {:?}", r.reason)
+        };
+        assert!(matches!(r.reason.get("rank"), Some(Datum::Number(x)) if *x >= 1.0));
+        // Deadline mode exactly when the slack is negative.
+        assert_eq!(
+            r.decision.starts_with("start (deadline mode)"),
+            *slack < 0.0,
+            "{r:?}"
+        );
+        assert_eq!(
+            r.reason.text.contains("negative: deadline mode"),
+            *slack < 0.0,
+            "{r:?}"
+        );
+    }
+    // It lists no job it preempts: no reason for those.
+    assert!(cpu
+        .iter()
+        .filter(|r| r.decision.starts_with("preempt"))
+        .all(|r| r.reason.text.is_empty()));
+    // `least-queued` says why of every request for work.
+    let fetch = records_of(&o, Family::Fetch);
+    let asks: Vec<_> = fetch
+        .iter()
+        .filter(|r| !r.decision.ends_with("no work"))
+        .collect();
+    assert!(!asks.is_empty(), "{fetch:#?}");
+    for r in asks {
+        assert!(
+            r.reason.text.contains("has the least work per share"),
+            "{}: {:?}",
+            r.decision,
+            r.reason
+        );
+        assert!(r.reason.get("held_s").is_some(), "{:?}", r.reason);
+    }
+}
+
+/// A plugin of ABI 2.2 (the example, read as one) still loads and runs in
+/// an explained run, decides the same, and gives no reasons: the host
+/// neither offers it room nor reads fields it does not know.
+#[test]
+fn a_plugin_of_abi_2_2_runs_explained_with_no_reasons() {
+    let new = explained_example(vcsim_dylib_host::abi::ABI_MINOR);
+    let old = explained_example(2);
+    // The plugin's reasons (the simulator adds its own to some records:
+    // a report-result session's).
+    let plugin_s = |r: &vcsim_framework::explain::Record| {
+        ["least slack", "least work per share"]
+            .iter()
+            .any(|t| r.reason.text.contains(t))
+            || ["slack_s", "rank", "held_s"]
+                .iter()
+                .any(|k| r.reason.get(k).is_some())
+    };
+    for family in [Family::Cpu, Family::Fetch] {
+        let (a, b) = (records_of(&new, family), records_of(&old, family));
+        assert!(!b.is_empty(), "{family}");
+        assert_eq!(a.len(), b.len(), "{family}");
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| x.same_decision(y)),
+            "{family}"
+        );
+        assert!(
+            a.iter().any(plugin_s),
+            "{family}: the 2.3 plugin gives reasons"
+        );
+        assert!(
+            !b.iter().any(plugin_s),
+            "{family}: {:#?}",
+            b.iter().find(|r| plugin_s(r))
+        );
+    }
+    // The CPU scheduler's records have no reason but the plugin's.
+    assert!(records_of(&old, Family::Cpu)
+        .iter()
+        .all(|r| r.reason.text.is_empty() && r.reason.data.is_empty()));
+    assert_eq!(new.report.metrics, old.report.metrics);
+}

@@ -3,7 +3,8 @@
 //! timeline shows per resource are what the metrics count; and the page
 //! draws each stretch on as many lanes as it computes on, packed on the
 //! host's real instances (a 4-CPU job on four CPU lanes, 0.5-GPU jobs two
-//! to a GPU).
+//! to a GPU). An explained run's page holds the decision and reason behind
+//! each stretch and RPC, and the plots' data, bounded for long runs.
 
 mod common;
 
@@ -436,4 +437,223 @@ fn half_gpu_jobs_share_the_host_s_two_gpus() {
     }
     // The GPU jobs' CPUs are drawn on the CPU lanes, as their CPU part.
     assert!(ps.iter().any(|p| p.lane < 2 && p.flags & 4 != 0));
+}
+
+/// The text `k` of the page's explanation (`why.texts`), or `None` for -1.
+fn why_text(why: &serde_json::Value, k: i64) -> Option<String> {
+    (k >= 0).then(|| why["texts"][k as usize].as_str().unwrap().to_string())
+}
+
+/// The page's record `k` (`why.recs`): (time, family, decision, reason).
+fn why_rec(why: &serde_json::Value, k: usize) -> (f64, String, String, Option<String>) {
+    let r = &why["recs"][k];
+    (
+        r[0].as_f64().unwrap(),
+        why_text(why, r[1].as_i64().unwrap()).unwrap(),
+        why_text(why, r[2].as_i64().unwrap()).unwrap(),
+        why_text(why, r[3].as_i64().unwrap()),
+    )
+}
+
+#[test]
+fn an_explained_run_s_page_holds_the_reason_of_each_stretch_and_rpc_and_the_plots() {
+    use vcsim_framework::explain::Source;
+    use vcsim_framework::{run_spec, Family, PolicySpec, Registry, SimOptions};
+    let dir = temp_dir("timeline-why");
+    let scn_path = shortened(&dir, "scenarios/mix-5-slack-5.toml", 3);
+    let policy = "CS2_WF2_WS2_JC2";
+    let out = vcsim(&["run", "s.toml", "--policy", policy, "--timeline", "t.html"])
+        .cwd(&dir)
+        .run()
+        .out;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(dir.join("t.html")).unwrap();
+    let data = page_data(&page);
+    let why = &data["why"];
+    assert!(why.is_object(), "an HTML timeline's run explains");
+
+    // The same run, explained, in this process.
+    vcsim_builtin::link();
+    let reg = Registry::builtins().unwrap();
+    let scn = Scenario::load(&scn_path).unwrap();
+    let spec = PolicySpec::parse(policy).unwrap();
+    let opts = SimOptions {
+        timeline: true,
+        explain: true,
+        ..SimOptions::default()
+    };
+    let run = run_spec(&scn, &reg, &spec, opts).unwrap();
+    let tl = run.timeline.unwrap();
+    let ex = run.explanation.unwrap();
+
+    // Each stretch: the CPU scheduler's last record of its job at or
+    // before its start, decision and reason.
+    let seg = why["seg"].as_array().unwrap();
+    assert_eq!(seg.len(), tl.segments.len());
+    let mut with_reason = 0;
+    for (k, s) in tl.segments.iter().enumerate() {
+        let want = ex
+            .records
+            .iter()
+            .rev()
+            .find(|r| {
+                r.source == Source::Policy(Family::Cpu) && r.job == Some(s.job) && r.time <= s.start
+            })
+            .expect("every stretch was started by a decision");
+        let i = seg[k].as_i64().unwrap();
+        assert!(i >= 0, "stretch {k} (job {}) has no record", s.job);
+        let (t, fam, decision, reason) = why_rec(why, i as usize);
+        assert_eq!((t, fam.as_str()), (want.time, "cpu"), "stretch {k}");
+        assert_eq!(decision, want.decision, "stretch {k}");
+        assert!(decision.contains(&format!("job {} (", s.job)), "{decision}");
+        let want_reason = (!want.reason.text.is_empty()).then(|| want.reason.text.clone());
+        assert_eq!(reason, want_reason, "stretch {k}: {decision}");
+        with_reason += usize::from(reason.is_some());
+    }
+    // CS2 gives a reason for every job it starts: a known one.
+    let first = &tl.segments[0];
+    let (_, _, decision, reason) = why_rec(why, seg[0].as_i64().unwrap() as usize);
+    assert!(decision.starts_with("start") && decision.contains(&format!("job {}", first.job)));
+    let reason = reason.expect("CS2 says why it started the first job");
+    assert!(
+        reason.contains("short-term debt") || reason.contains("EDF"),
+        "{reason}"
+    );
+    assert_eq!(with_reason, tl.segments.len(), "CS2 explains every start");
+
+    // Each RPC: the fetcher's request with its reason, and the outcome.
+    let rpcs = why["rpc"].as_array().unwrap();
+    assert_eq!(rpcs.len(), tl.rpcs.len());
+    assert!(!tl.rpcs.is_empty());
+    for (i, x) in tl.rpcs.iter().enumerate() {
+        let name = &tl.project_names[x.project];
+        let recs: Vec<_> = rpcs[i][0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| why_rec(why, k.as_u64().unwrap() as usize))
+            .collect();
+        assert!(recs.iter().all(|r| r.0 == x.time), "RPC {i}: {recs:?}");
+        let fetch = recs
+            .iter()
+            .find(|r| r.1 == "fetch")
+            .unwrap_or_else(|| panic!("RPC {i}: no request: {recs:?}"));
+        assert!(
+            fetch.2.starts_with(&format!("RPC to {name} asking for")),
+            "{fetch:?}"
+        );
+        let want = ex
+            .records
+            .iter()
+            .find(|r| {
+                r.time == x.time
+                    && r.project == Some(x.project)
+                    && r.source == Source::Policy(Family::Fetch)
+            })
+            .unwrap();
+        assert_eq!(
+            fetch.3.as_deref(),
+            Some(want.reason.text.as_str()).filter(|t| !t.is_empty())
+        );
+        let outcome = if x.reached {
+            let unit = if x.jobs == 1 { "job" } else { "jobs" };
+            format!("{name} replied with {} {unit}", x.jobs)
+        } else {
+            format!("{name} not reached")
+        };
+        assert!(
+            recs.iter()
+                .any(|r| r.1 == "outcome" && r.2.starts_with(&outcome)),
+            "RPC {i}: no `{outcome}` in {recs:?}"
+        );
+    }
+
+    // The plots: fractions of the work done, the resource shares, the
+    // scheduler's ranking.
+    let share = &why["share"];
+    let shares: Vec<f64> = share["shares"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let want = [1.0 / 15.0, 2.0 / 15.0, 0.2, 4.0 / 15.0, 1.0 / 3.0];
+    assert_eq!(shares.len(), want.len());
+    for (s, w) in shares.iter().zip(want) {
+        assert!((s - w).abs() < 1e-4, "resource shares {shares:?}");
+    }
+    let pts = share["pts"].as_array().unwrap();
+    assert!(pts.len() > 10 && pts.len() <= 2000, "{}", pts.len());
+    for p in pts {
+        let f: f64 = p.as_array().unwrap()[1..]
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .sum();
+        assert!((f - 1.0).abs() < 1e-3, "fractions add up to 1: {p}");
+    }
+    let rank = &why["rank"];
+    assert_eq!(rank["name"], ex.rankings[0].1.name.as_str());
+    assert_eq!(rank["pts"].as_array().unwrap().len(), ex.rankings.len());
+}
+
+#[test]
+fn a_hundred_day_explained_page_stays_small() {
+    let dir = temp_dir("timeline-why-long");
+    let html = dir.join("t.html");
+    let out = vcsim(&[
+        "run",
+        "scenarios/mix-5-slack-5.toml",
+        "--timeline",
+        html.to_str().unwrap(),
+    ])
+    .run()
+    .out;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(dir.join("t.html")).unwrap();
+    assert!(page.len() < 4_000_000, "{} bytes", page.len());
+    let data = page_data(&page);
+    for plot in ["share", "rank"] {
+        let p = &data["why"][plot];
+        let pts = p["pts"].as_array().unwrap();
+        assert!(
+            pts.len() > 1000 && pts.len() <= 2000,
+            "{plot}: {} points",
+            pts.len()
+        );
+        for w in pts.windows(2) {
+            assert!(w[0][0].as_f64() < w[1][0].as_f64(), "{plot}: in time order");
+        }
+    }
+    // The ranking keeps, per bucket, the range each project went through.
+    let r = &data["why"]["rank"];
+    let (pts, lo, hi) = (
+        r["pts"].as_array().unwrap(),
+        r["lo"].as_array().unwrap(),
+        r["hi"].as_array().unwrap(),
+    );
+    assert_eq!((lo.len(), hi.len()), (pts.len(), pts.len()));
+    let mut wider = 0;
+    for i in 0..pts.len() {
+        for p in 0..5 {
+            let (v, l, h) = (
+                pts[i][p + 1].as_f64().unwrap(),
+                lo[i][p].as_f64().unwrap(),
+                hi[i][p].as_f64().unwrap(),
+            );
+            assert!(
+                l <= v && v <= h,
+                "point {i}, project {p}: {l} <= {v} <= {h}"
+            );
+            wider += usize::from(l < h);
+        }
+    }
+    assert!(wider > 0, "some buckets hold several values");
 }

@@ -206,3 +206,82 @@ fn a_four_cpu_job_is_drawn_on_four_lanes() {
         "{tip}"
     );
 }
+
+#[test]
+fn an_explained_run_shows_reasons_on_hover_and_plots_under_the_lanes() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let r = selftest(
+        &browser,
+        "why",
+        "scenarios/mix-5-slack-5.toml",
+        3,
+        "#selftest",
+    );
+    assert_eq!(
+        r["plots"],
+        serde_json::json!(["share-plot", "rank-plot"]),
+        "the share and ranking plots under the lanes: {r}"
+    );
+    assert_eq!(r["plot_label_count"], 2, "{r}");
+    // A bar: the CPU scheduler's decision that started it, and why.
+    let tip = r["tooltip"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no tooltip: {r}"));
+    let job = r["hovered_job"].as_u64().unwrap();
+    assert!(tip.contains("\ndecision: start"), "{tip}");
+    assert!(tip.contains(&format!("job {job} (P")), "{tip}");
+    let why = tip
+        .split("\nwhy: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no reason: {tip}"));
+    assert!(
+        why.contains("short-term debt") || why.contains("EDF"),
+        "CS2's reason: {tip}"
+    );
+    // An RPC tick: the request with the fetcher's reason, and the outcome.
+    let rpc = r["rpc_tooltip"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no RPC tooltip: {r}"));
+    assert!(rpc.starts_with("RPC to P"), "{rpc}");
+    assert!(
+        rpc.contains("\nfetch: RPC to P") && rpc.contains(" asking for "),
+        "{rpc}"
+    );
+    assert!(rpc.contains("\n    why: "), "WF2's reason: {rpc}");
+    assert!(
+        rpc.contains("\noutcome: P")
+            && (rpc.contains(" replied with ") || rpc.contains(" not reached")),
+        "{rpc}"
+    );
+    // The share plot: each project against its resource share.
+    let plot = r["plot_tooltip"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no plot tooltip: {r}"));
+    assert!(
+        plot.starts_with("share of the work done so far at "),
+        "{plot}"
+    );
+    for p in 1..=5 {
+        assert!(plot.contains(&format!("\nP{p}: ")), "{plot}");
+    }
+    assert!(
+        plot.contains("(resource share 20%)") && plot.contains("share violation so far: "),
+        "{plot}"
+    );
+
+    // A hundred days, zoomed out: the plots aggregate pixel columns.
+    let long = selftest(
+        &browser,
+        "why-long",
+        "scenarios/mix-5-slack-5.toml",
+        100,
+        "#selftest",
+    );
+    assert_eq!(long["plots"].as_array().map(Vec::len), Some(2), "{long}");
+    assert!(
+        long["plot_columns"].as_u64().unwrap() > 0,
+        "zoomed out, the plots' lines are aggregated: {long}"
+    );
+}

@@ -9,6 +9,8 @@
 #![forbid(unsafe_code)]
 
 pub mod availability;
+pub mod diverge;
+pub mod explain;
 pub mod family;
 pub mod log;
 pub mod metrics;
@@ -33,7 +35,7 @@ pub use policy::View;
 pub use policy::*;
 pub use registry::{AnyPolicy, BuiltinPolicy, Entry, PolicySpec, Registry};
 pub use scenario::{Scenario, ScenarioError};
-pub use sim::{run, RunOutput, SimError, SimOptions, Stepping};
+pub use sim::{run, RunOutput, SimError, SimOptions, Simulation, Stepping};
 
 /// Re-exported so that plugins submit built-ins with the same `inventory`.
 pub use inventory;

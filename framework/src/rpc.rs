@@ -95,12 +95,13 @@ impl RpcState {
         }
     }
 
-    /// The master file was read: new scheduler URLs clear the failures.
+    /// The master file was read (`ok`) or could not be. The seed clears the
+    /// failures only "if got any new scheduler urls"; a simulated project's
+    /// list never changes, so a read leaves them and the back-off keeps
+    /// growing instead of restarting at one minute every ten failures.
     pub fn master_fetched(&mut self, ok: bool) {
         if ok {
             self.master_fetch_pending = false;
-            self.master_fetch_failures = 0;
-            self.nrpc_failures = 0;
         } else {
             self.master_fetch_failures += 1;
         }
@@ -170,6 +171,28 @@ mod tests {
         assert_eq!(st.min_rpc_time, 700.0);
         st.set_min_rpc_time(10.0);
         assert_eq!(st.min_rpc_time, 700.0, "never moved earlier");
+    }
+
+    #[test]
+    fn reading_an_unchanged_master_file_does_not_restart_the_back_off() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
+        let mut st = RpcState::default();
+        let mut now = 0.0;
+        let mut delays = vec![];
+        for _ in 0..30 {
+            if st.master_fetch_pending {
+                st.master_fetched(true);
+                assert!(!st.master_fetch_pending);
+            }
+            st.backoff(now, &mut rng);
+            delays.push(st.min_rpc_time - now);
+            now = st.min_rpc_time;
+        }
+        // Ten failures in, the exponent is capped: no delay after the tenth
+        // is the one-minute minimum of a fresh back-off's first failures.
+        assert_eq!(st.nrpc_failures, 30);
+        assert!(delays[10..].iter().all(|d| *d > 60.0), "{delays:?}");
+        assert_eq!(delays.iter().filter(|d| **d == 60.0).count(), 4);
     }
 
     #[test]

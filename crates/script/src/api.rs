@@ -444,6 +444,7 @@ pub fn register(engine: &mut Engine) -> Vec<DocEntry> {
 fn view_api(api: &mut Api) {
     const S: &str = "View";
     api.get(S, "now", "float", "The simulated time of the view, in seconds (a fetcher may be asked at a projected later time).", |_: &mut ViewH| with_view(|v| Ok(v.now())));
+    api.get(S, "explaining", "bool", "Whether the run explains its decisions (`vcsim explain`, `vcsim diverge`, an HTML timeline): only then are the reasons a hook returns read, so a script may skip building them otherwise.", |_: &mut ViewH| with_view(|v| Ok(v.explaining())));
     api.get(
         S,
         "host",

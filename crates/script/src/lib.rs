@@ -31,6 +31,14 @@
 //! `script:<family>:<hook>`: for a pure hook indexed by the view's step
 //! (and the job, for `remaining`), so the same view gives the same draws;
 //! for the others by the policy's count of such calls.
+//!
+//! Reasons: a hook may return its decision with a reason (the API page's
+//! "Reasons": `#{ run, reason, ranking }`, `#{ job, reason }`, `#{ request,
+//! reason }`, `#{ verdict, reason }`, a plan's `reason`). The adapter checks
+//! it when the hook returns, keeps the script's value until the next call,
+//! and makes a [`Reason`] of it only when an explained run asks
+//! (`explain`, `ranking`, `explain_request`, `explain_verdict`,
+//! `explain_plan`); a hook that returns none costs nothing more.
 
 #![forbid(unsafe_code)]
 
@@ -50,9 +58,9 @@ use std::path::Path;
 use std::sync::Arc;
 use vcsim_framework::rng::SimRng;
 use vcsim_framework::{
-    AnyPolicy, Candidate, CompletionEstimator, CpuScheduler, DiskManager, DiskPlan, Entry, Family,
-    Job, PolicyError, PolicyResult, Registry, RpcReply, RunList, RunMode, ServerRequest, Verdict,
-    View, WorkFetcher, WorkRequest, WorkSender,
+    AnyPolicy, Candidate, CompletionEstimator, CpuScheduler, Datum, DiskManager, DiskPlan, Entry,
+    Family, Job, PolicyError, PolicyResult, Ranking, Reason, Registry, RpcReply, RunList, RunMode,
+    ServerRequest, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
 };
 
 /// The hooks of each family: (name, arity, required).
@@ -233,7 +241,10 @@ impl Script {
         self.check_family(family)?;
         let h = Hooked::new(self.clone(), family)?;
         Ok(match family {
-            Family::Cpu => AnyPolicy::Cpu(Box::new(ScriptCpu(h))),
+            Family::Cpu => AnyPolicy::Cpu(Box::new(ScriptCpu {
+                h,
+                said: CpuSaid::default(),
+            })),
             Family::Fetch => {
                 let backoff = if self.has("backoff_on_empty_reply", 0) {
                     h.call(
@@ -255,9 +266,13 @@ impl Script {
                 } else {
                     true
                 };
-                AnyPolicy::Fetch(Box::new(ScriptFetch { h, backoff }))
+                AnyPolicy::Fetch(Box::new(ScriptFetch {
+                    h,
+                    backoff,
+                    said: RefCell::new(None),
+                }))
             }
-            Family::Send => AnyPolicy::Send(Box::new(ScriptSend(h))),
+            Family::Send => AnyPolicy::Send(Box::new(ScriptSend { h, said: None })),
             Family::Estimate => AnyPolicy::Estimate(Box::new(ScriptEstimate(h))),
             Family::Disk => {
                 let enforces = if self.has("enforces", 0) {
@@ -270,7 +285,11 @@ impl Script {
                 } else {
                     false
                 };
-                AnyPolicy::Disk(Box::new(ScriptDisk { h, enforces }))
+                AnyPolicy::Disk(Box::new(ScriptDisk {
+                    h,
+                    enforces,
+                    said: None,
+                }))
             }
         })
     }
@@ -531,8 +550,8 @@ impl Hooked {
         if d.is_unit() {
             return Ok(None);
         }
-        match d.clone().try_cast::<RequestH>() {
-            Some(r) => {
+        match d.try_cast_result::<RequestH>() {
+            Ok(r) => {
                 // The simulator checks every request; here the message can
                 // name the script's function.
                 let amounts = std::iter::once(r.0.work_req_seconds).chain(
@@ -549,40 +568,318 @@ impl Hooked {
                 }
                 Ok(Some(r.0))
             }
-            None => Err(self.bad(hook, "a WorkRequest (`work_request(p, seconds)`) or ()", &d)),
+            Err(d) => Err(self.bad(
+                hook,
+                "a WorkRequest (`work_request(p, seconds)`), () or `#{ request: ..., reason: ... }`",
+                &d,
+            )),
         }
     }
 }
 
-struct ScriptCpu(Hooked);
+/// Reasons (`Reason`) that hooks return with their decisions.
+///
+/// A reason is a string, a map `#{ text: "...", name: value, ... }` whose
+/// values are numbers, strings or bools, or `()` for none. It is checked
+/// when the hook returns it (so that a run fails the same explained or
+/// not) and kept as the script's value; it becomes a [`Reason`] only when
+/// an explained run asks for it. A hook that returns no reason costs
+/// nothing more.
+impl Hooked {
+    fn invalid_reason(&self, hook: &str, job: Option<u64>, msg: String) -> PolicyError {
+        let of = job.map_or(String::new(), |j| format!(" for job {j}"));
+        PolicyError::new(format!(
+            "{}: in function `{hook}`: invalid reason{of}: {msg}",
+            self.script.path
+        ))
+        .of(self.family)
+    }
 
-impl CpuScheduler for ScriptCpu {
-    fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()> {
-        let d = self
-            .0
-            .call("schedule", Some(*v), None, &[], (ViewH,), Draws::Counted)?;
-        let Some(arr) = d.clone().try_cast::<rhai::Array>() else {
-            return Err(self.0.bad("schedule", "an array of jobs to run", &d));
+    /// Checks a reason `hook` returned (for `job`'s entry of a run list);
+    /// whether there is one.
+    fn check_reason(&self, hook: &str, job: Option<u64>, d: &Dynamic) -> PolicyResult<bool> {
+        if d.is_unit() {
+            return Ok(false);
+        }
+        if d.is_string() {
+            return Ok(true);
+        }
+        let Some(m) = d.read_lock::<rhai::Map>() else {
+            return Err(self.invalid_reason(
+                hook,
+                job,
+                format!(
+                    "a reason must be a string or a map `#{{ text: \"...\", name: value }}`, got {}",
+                    d.type_name()
+                ),
+            ));
         };
-        for x in arr {
-            if let Some(j) = x.clone().try_cast::<JobH>() {
-                out.push(j.id, RunMode::RoundRobin);
-            } else if let Some(r) = x.clone().try_cast::<RunH>() {
-                out.push(r.id, r.mode);
-            } else if let Ok(id) = x.as_int() {
-                if id < 0 {
-                    return Err(self.0.bad("schedule", "jobs or job ids", &x));
+        for (k, x) in m.iter() {
+            if k == "text" {
+                if !x.is_string() {
+                    return Err(self.invalid_reason(
+                        hook,
+                        job,
+                        format!(
+                            "the reason's `text` must be a string, got {}",
+                            x.type_name()
+                        ),
+                    ));
                 }
-                out.push(id as u64, RunMode::RoundRobin);
-            } else {
-                return Err(self.0.bad(
-                    "schedule",
-                    "an array of jobs, job ids or `deadline(job)`/`round_robin(job)`",
-                    &x,
+            } else if let Ok(f) = x.as_float() {
+                if !f.is_finite() {
+                    return Err(self.invalid_reason(
+                        hook,
+                        job,
+                        format!("the reason's `{k}` is {f} (a reason's numbers must be finite)"),
+                    ));
+                }
+            } else if !(x.is_int() || x.is_bool() || x.is_string()) {
+                return Err(self.invalid_reason(
+                    hook,
+                    job,
+                    format!(
+                        "the reason's `{k}` is {} (a reason's values must be numbers, strings or bools)",
+                        x.type_name()
+                    ),
                 ));
             }
         }
+        Ok(true)
+    }
+
+    /// Checks a ranking `#{ name: "...", values: [one number per project] }`
+    /// that `schedule` returned.
+    fn check_ranking(&self, v: &View, d: &Dynamic) -> PolicyResult<()> {
+        let bad = |msg: String| {
+            PolicyError::new(format!(
+                "{}: in function `schedule`: invalid ranking: {msg}",
+                self.script.path
+            ))
+            .of(self.family)
+        };
+        let Some(m) = d.read_lock::<rhai::Map>() else {
+            return Err(bad(format!(
+                "a ranking must be a map `#{{ name: \"...\", values: [...] }}`, got {}",
+                d.type_name()
+            )));
+        };
+        let mut values = None;
+        for (k, x) in m.iter() {
+            match k.as_str() {
+                "name" if x.is_string() => {}
+                "name" => {
+                    return Err(bad(format!(
+                        "`name` must be a string, got {}",
+                        x.type_name()
+                    )))
+                }
+                "values" => values = Some(x),
+                other => {
+                    return Err(bad(format!(
+                        "unknown key `{other}` (expected name, values)"
+                    )))
+                }
+            }
+        }
+        if !m.contains_key("name") {
+            return Err(bad("it has no `name` (what the values are)".into()));
+        }
+        let Some(a) = values.and_then(|x| x.read_lock::<rhai::Array>()) else {
+            return Err(bad(
+                "`values` must be an array of numbers, one per project".into()
+            ));
+        };
+        let np = v.projects().len();
+        if a.len() != np {
+            return Err(bad(format!(
+                "`values` holds {} numbers for {np} projects (one per project)",
+                a.len()
+            )));
+        }
+        for (p, x) in a.iter().enumerate() {
+            match number(x) {
+                Some(f) if f.is_finite() => {}
+                Some(f) => return Err(bad(format!("`values[{p}]` is {f} (must be finite)"))),
+                None => {
+                    return Err(bad(format!(
+                        "`values[{p}]` must be a number, got {}",
+                        x.type_name()
+                    )))
+                }
+            }
+        }
         Ok(())
+    }
+}
+
+/// A number (float or integer) as `f64`.
+fn number(d: &Dynamic) -> Option<f64> {
+    d.as_float()
+        .ok()
+        .or_else(|| d.as_int().ok().map(|i| i as f64))
+}
+
+/// A reason the script returned (checked by [`Hooked::check_reason`]); its
+/// data in the map's (sorted) key order.
+fn to_reason(d: &Dynamic) -> Reason {
+    if let Some(s) = d.read_lock::<rhai::ImmutableString>() {
+        return Reason::new(s.as_str());
+    }
+    let mut r = Reason::default();
+    if let Some(m) = d.read_lock::<rhai::Map>() {
+        for (k, x) in m.iter() {
+            let datum = if let Some(s) = x.read_lock::<rhai::ImmutableString>() {
+                if k == "text" {
+                    r.text = s.to_string();
+                    continue;
+                }
+                Datum::Text(s.to_string())
+            } else if let Ok(b) = x.as_bool() {
+                Datum::Flag(b)
+            } else if let Some(f) = number(x) {
+                Datum::Number(f)
+            } else {
+                continue;
+            };
+            r.data.push((k.to_string().into(), datum));
+        }
+    }
+    r
+}
+
+/// A ranking the script returned (checked by [`Hooked::check_ranking`]).
+fn to_ranking(d: &Dynamic) -> Ranking {
+    let mut r = Ranking {
+        name: String::new(),
+        values: Vec::new(),
+    };
+    if let Some(m) = d.read_lock::<rhai::Map>() {
+        if let Some(name) = m.get("name") {
+            r.name = name.to_string();
+        }
+        if let Some(a) = m.get("values").and_then(|x| x.read_lock::<rhai::Array>()) {
+            r.values = a.iter().filter_map(number).collect();
+        }
+    }
+    r
+}
+
+/// Takes `key` out of a map a hook returned; `()` if absent.
+fn take(m: &mut rhai::Map, key: &str) -> Dynamic {
+    m.remove(key).unwrap_or(Dynamic::UNIT)
+}
+
+/// What a CPU script's last `schedule` said besides its run list.
+#[derive(Default)]
+struct CpuSaid {
+    /// The reasons of the entries that gave one, by job id.
+    jobs: Vec<(u64, Dynamic)>,
+    /// The run list's own `reason`: for the jobs without one of their own
+    /// (those listed without one, and those not listed).
+    all: Option<Dynamic>,
+    ranking: Option<Dynamic>,
+}
+
+struct ScriptCpu {
+    h: Hooked,
+    said: CpuSaid,
+}
+
+impl CpuScheduler for ScriptCpu {
+    fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()> {
+        let said = &mut self.said;
+        said.jobs.clear();
+        said.all = None;
+        said.ranking = None;
+        let d = self
+            .h
+            .call("schedule", Some(*v), None, &[], (ViewH,), Draws::Counted)?;
+        const WHAT: &str =
+            "an array of jobs to run, or a map `#{ run: [...], reason: ..., ranking: ... }`";
+        let arr = match d.try_cast_result::<rhai::Array>() {
+            Ok(a) => a,
+            Err(d) => match d.try_cast_result::<rhai::Map>() {
+                Ok(mut m) => {
+                    let run = take(&mut m, "run");
+                    let reason = take(&mut m, "reason");
+                    let ranking = take(&mut m, "ranking");
+                    if let Some(k) = m.keys().next() {
+                        return Err(PolicyError::new(format!(
+                            "{}: in function `schedule`: invalid decision: unknown key `{k}` in the map it returned (expected run, reason, ranking)",
+                            self.h.script.path
+                        )));
+                    }
+                    if self.h.check_reason("schedule", None, &reason)? {
+                        said.all = Some(reason);
+                    }
+                    if !ranking.is_unit() {
+                        self.h.check_ranking(v, &ranking)?;
+                        said.ranking = Some(ranking);
+                    }
+                    match run.try_cast_result::<rhai::Array>() {
+                        Ok(a) => a,
+                        Err(run) => {
+                            return Err(self.h.bad(
+                                "schedule",
+                                "`run`: an array of jobs to run",
+                                &run,
+                            ))
+                        }
+                    }
+                }
+                Err(d) => return Err(self.h.bad("schedule", WHAT, &d)),
+            },
+        };
+        for x in arr {
+            // An entry with a reason: `#{ job: ..., reason: ... }`.
+            let (x, reason) = match x.try_cast_result::<rhai::Map>() {
+                Ok(mut m) => {
+                    let job = take(&mut m, "job");
+                    let reason = take(&mut m, "reason");
+                    if let Some(k) = m.keys().next() {
+                        return Err(PolicyError::new(format!(
+                            "{}: in function `schedule`: invalid decision: unknown key `{k}` in an entry of the run list (expected job, reason)",
+                            self.h.script.path
+                        )));
+                    }
+                    (job, Some(reason))
+                }
+                Err(x) => (x, None),
+            };
+            let (id, mode) = match x.try_cast_result::<JobH>() {
+                Ok(j) => (j.id, RunMode::RoundRobin),
+                Err(x) => match x.try_cast_result::<RunH>() {
+                    Ok(r) => (r.id, r.mode),
+                    Err(x) => match x.as_int() {
+                        Ok(id) if id >= 0 => (id as u64, RunMode::RoundRobin),
+                        Ok(_) => return Err(self.h.bad("schedule", "jobs or job ids", &x)),
+                        Err(_) => {
+                            return Err(self.h.bad(
+                                "schedule",
+                                "an array of jobs, job ids, `deadline(job)`/`round_robin(job)` or `#{ job: ..., reason: ... }`",
+                                &x,
+                            ))
+                        }
+                    },
+                },
+            };
+            out.push(id, mode);
+            if let Some(reason) = reason {
+                if self.h.check_reason("schedule", Some(id), &reason)? {
+                    said.jobs.push((id, reason));
+                }
+            }
+        }
+        Ok(())
+    }
+    fn explain(&self, _v: &View, _out: &RunList, job: u64) -> PolicyResult<Option<Reason>> {
+        let said = &self.said;
+        let own = said.jobs.iter().find(|(id, _)| *id == job).map(|(_, r)| r);
+        Ok(own.or(said.all.as_ref()).map(to_reason))
+    }
+    fn ranking(&self, _v: &View) -> PolicyResult<Option<Ranking>> {
+        Ok(self.said.ranking.as_ref().map(to_ranking))
     }
 }
 
@@ -590,6 +887,42 @@ struct ScriptFetch {
     h: Hooked,
     /// `backoff_on_empty_reply()`, asked once when the policy is made.
     backoff: bool,
+    /// The last request `request` or `piggyback` returned with a reason,
+    /// and the reason.
+    said: RefCell<Option<(WorkRequest, Dynamic)>>,
+}
+
+impl ScriptFetch {
+    /// What `hook` returned: a `WorkRequest`, `()`, or a map `#{ request:
+    /// ..., reason: ... }`.
+    fn answer(&self, hook: &str, d: Dynamic) -> PolicyResult<Option<WorkRequest>> {
+        let mut said = self.said.borrow_mut();
+        *said = None;
+        let mut m = match d.try_cast_result::<rhai::Map>() {
+            Ok(m) => m,
+            Err(d) => return self.h.request(hook, d),
+        };
+        let Some(req) = m.remove("request") else {
+            return Err(PolicyError::new(format!(
+                "{}: in function `{hook}`: invalid decision: the map it returned has no `request` (`#{{ request: work_request(...), reason: ... }}`)",
+                self.h.script.path
+            )));
+        };
+        let reason = take(&mut m, "reason");
+        if let Some(k) = m.keys().next() {
+            return Err(PolicyError::new(format!(
+                "{}: in function `{hook}`: invalid decision: unknown key `{k}` in the map it returned (expected request, reason)",
+                self.h.script.path
+            )));
+        }
+        let r = self.h.request(hook, req)?;
+        if self.h.check_reason(hook, None, &reason)? {
+            if let Some(r) = &r {
+                *said = Some((r.clone(), reason));
+            }
+        }
+        Ok(r)
+    }
 }
 
 impl WorkFetcher for ScriptFetch {
@@ -605,7 +938,7 @@ impl WorkFetcher for ScriptFetch {
         let d = self
             .h
             .call("request", Some(*v), None, &[], (ViewH,), Draws::Pure(0))?;
-        self.h.request("request", d)
+        self.answer("request", d)
     }
     fn piggyback(&self, v: &View, project: usize) -> PolicyResult<Option<WorkRequest>> {
         if !self.h.script.has("piggyback", 2) {
@@ -620,7 +953,13 @@ impl WorkFetcher for ScriptFetch {
             args,
             Draws::Pure(project as u64),
         )?;
-        self.h.request("piggyback", d)
+        self.answer("piggyback", d)
+    }
+    fn explain_request(&self, _v: &View, req: &WorkRequest) -> PolicyResult<Option<Reason>> {
+        Ok(match &*self.said.borrow() {
+            Some((r, reason)) if r == req => Some(to_reason(reason)),
+            _ => None,
+        })
     }
     fn on_reply(&mut self, v: &View, reply: &RpcReply) -> PolicyResult<()> {
         if self.h.script.has("on_reply", 2) {
@@ -637,7 +976,11 @@ impl WorkFetcher for ScriptFetch {
     }
 }
 
-struct ScriptSend(Hooked);
+struct ScriptSend {
+    h: Hooked,
+    /// The last verdict `consider` returned with a reason, and the reason.
+    said: Option<(Verdict, Dynamic)>,
+}
 
 impl WorkSender for ScriptSend {
     fn consider(
@@ -646,17 +989,60 @@ impl WorkSender for ScriptSend {
         sent: &[Candidate],
         cand: &Candidate,
     ) -> PolicyResult<Verdict> {
+        self.said = None;
         let args = (ServerH, SentH, CandH(cand.clone()));
         let d = self
-            .0
+            .h
             .call("consider", None, Some(req), sent, args, Draws::Counted)?;
-        let s = d.clone().into_immutable_string().unwrap_or_default();
-        match s.as_str() {
-            "send" => Ok(Verdict::Send),
-            "skip" => Ok(Verdict::Skip),
-            "stop" => Ok(Verdict::Stop),
-            _ => Err(self.0.bad("consider", "\"send\", \"skip\" or \"stop\"", &d)),
+        // `#{ verdict: "send", reason: ... }`, or the verdict alone.
+        let (d, reason) = match d.try_cast_result::<rhai::Map>() {
+            Ok(mut m) => {
+                let verdict = take(&mut m, "verdict");
+                let reason = take(&mut m, "reason");
+                if let Some(k) = m.keys().next() {
+                    return Err(PolicyError::new(format!(
+                        "{}: in function `consider`: invalid decision: unknown key `{k}` in the map it returned (expected verdict, reason)",
+                        self.h.script.path
+                    )));
+                }
+                (verdict, Some(reason))
+            }
+            Err(d) => (d, None),
+        };
+        let verdict = match d
+            .read_lock::<rhai::ImmutableString>()
+            .as_deref()
+            .map(|s| s.as_str())
+        {
+            Some("send") => Verdict::Send,
+            Some("skip") => Verdict::Skip,
+            Some("stop") => Verdict::Stop,
+            _ => {
+                return Err(self.h.bad(
+                    "consider",
+                    "\"send\", \"skip\", \"stop\" or `#{ verdict: ..., reason: ... }`",
+                    &d,
+                ))
+            }
+        };
+        if let Some(reason) = reason {
+            if self.h.check_reason("consider", None, &reason)? {
+                self.said = Some((verdict, reason));
+            }
         }
+        Ok(verdict)
+    }
+    fn explain_verdict(
+        &self,
+        _req: &ServerRequest,
+        _sent: &[Candidate],
+        _cand: &Candidate,
+        verdict: Verdict,
+    ) -> PolicyResult<Option<Reason>> {
+        Ok(match &self.said {
+            Some((v, reason)) if *v == verdict => Some(to_reason(reason)),
+            _ => None,
+        })
     }
 }
 
@@ -716,6 +1102,8 @@ struct ScriptDisk {
     h: Hooked,
     /// `enforces()`, asked once when the policy is made.
     enforces: bool,
+    /// The reason of the last plan `make_room` or `poll` returned, if it gave one.
+    said: Option<Dynamic>,
 }
 
 impl DiskManager for ScriptDisk {
@@ -761,6 +1149,7 @@ impl DiskManager for ScriptDisk {
             return Ok(DiskPlan::default());
         }
         let args = (ViewH, project as i64, bytes);
+        self.said = None;
         let d = self
             .h
             .call("make_room", Some(*v), None, &[], args, Draws::Counted)?;
@@ -770,10 +1159,14 @@ impl DiskManager for ScriptDisk {
         if !self.h.script.has("poll", 1) {
             return Ok(DiskPlan::default());
         }
+        self.said = None;
         let d = self
             .h
             .call("poll", Some(*v), None, &[], (ViewH,), Draws::Counted)?;
         self.plan("poll", d)
+    }
+    fn explain_plan(&self, _v: &View, _plan: &DiskPlan) -> PolicyResult<Option<Reason>> {
+        Ok(self.said.as_ref().map(to_reason))
     }
     fn project_limit(&self, v: &View, project: usize) -> PolicyResult<Option<f64>> {
         if !self.h.script.has("project_limit", 2) {
@@ -805,14 +1198,14 @@ impl DiskManager for ScriptDisk {
 impl ScriptDisk {
     /// A plan returned by `hook`: `()` (the default plan) or a map with the
     /// keys `delete_files`, `delete_jobs` (arrays of ids, `File`s or `Job`s)
-    /// and `suspend` (a bool); a missing key takes its default.
-    fn plan(&self, hook: &str, d: Dynamic) -> PolicyResult<DiskPlan> {
+    /// and `suspend` (a bool), and `reason`; a missing key takes its default.
+    fn plan(&mut self, hook: &str, d: Dynamic) -> PolicyResult<DiskPlan> {
         let mut plan = DiskPlan::default();
         if d.is_unit() {
             return Ok(plan);
         }
         const WHAT: &str =
-            "a plan `#{ delete_files: [...], delete_jobs: [...], suspend: bool }` or ()";
+            "a plan `#{ delete_files: [...], delete_jobs: [...], suspend: bool, reason: ... }` or ()";
         let Some(map) = d.clone().try_cast::<rhai::Map>() else {
             return Err(self.h.bad(hook, WHAT, &d));
         };
@@ -869,6 +1262,11 @@ impl ScriptDisk {
                     };
                     plan.suspend = b;
                 }
+                "reason" => {
+                    if self.h.check_reason(hook, None, &x)? {
+                        self.said = Some(x);
+                    }
+                }
                 "fits" => {
                     return Err(invalid(
                         "a plan has no `fits` any more (vcsim writes the bytes either way, and `poll` deals with a violation): leave it out".into(),
@@ -876,7 +1274,7 @@ impl ScriptDisk {
                 }
                 other => {
                     return Err(invalid(format!(
-                        "unknown key `{other}` in the plan (expected delete_files, delete_jobs, suspend)"
+                        "unknown key `{other}` in the plan (expected delete_files, delete_jobs, suspend, reason)"
                     )))
                 }
             }
@@ -957,6 +1355,7 @@ pub fn api_reference() -> String {
         out.push_str(&format!("| `{fam}` | `{hook}` | {when} | {ret} |\n"));
     }
     out.push('\n');
+    out.push_str(REASONS_DOC);
     let mut sections: Vec<&str> = Vec::new();
     for d in &docs {
         if !sections.contains(&d.section) {
@@ -987,19 +1386,49 @@ pub fn api_reference() -> String {
 
 const HOOK_DOCS: &[(&str, &str, &str, &str)] = &[
     ("any", "init()", "once, when a run makes the policy", "the state `this` (default `#{}`)"),
-    ("cpu", "schedule(v)", "when jobs finish or arrive, and every scheduling period", "array of `Job`, job id or `Run` (`deadline(job)`, `round_robin(job)`): the jobs to run; the rest are preempted"),
-    ("fetch", "request(v)", "at every step where work may be needed, also at projected future times: must be pure (must not change `this`)", "`WorkRequest` or `()`"),
+    ("cpu", "schedule(v)", "when jobs finish or arrive, and every scheduling period", "array of `Job`, job id or `Run` (`deadline(job)`, `round_robin(job)`), each also as `#{ job, reason }`: the jobs to run; the rest are preempted. Or `#{ run: [...], reason, ranking }` (see Reasons)"),
+    ("fetch", "request(v)", "at every step where work may be needed, also at projected future times: must be pure (must not change `this`)", "`WorkRequest` or `()`, or `#{ request, reason }`"),
     ("fetch", "account(v)", "before every schedule and RPC", "ignored"),
-    ("fetch", "piggyback(v, p)", "when an RPC goes to p anyway (to report results); pure", "`WorkRequest` or `()`"),
+    ("fetch", "piggyback(v, p)", "when an RPC goes to p anyway (to report results); pure", "`WorkRequest` or `()`, or `#{ request, reason }`"),
     ("fetch", "on_reply(v, reply)", "after every RPC", "ignored"),
     ("fetch", "backoff_on_empty_reply()", "once", "bool (default true)"),
-    ("send", "consider(req, sent, cand)", "for each candidate job the feeder draws", "`\"send\"`, `\"skip\"` or `\"stop\"`"),
+    ("send", "consider(req, sent, cand)", "for each candidate job the feeder draws", "`\"send\"`, `\"skip\"` or `\"stop\"`, or `#{ verdict, reason }`"),
     ("estimate", "remaining(v, job)", "whenever anything needs a job's remaining time; pure", "seconds (float)"),
     ("estimate", "correction(p)", "for new estimates of project p; pure", "factor (default 1)"),
     ("estimate", "on_job_finished(v, job)", "when a job finishes (the view estimates statically)", "ignored"),
     ("disk", "free_space(v, p)", "for each RPC to p; pure", "bytes, or `[free, free_if_offenders_deleted, free_if_p_deleted_too]`"),
     ("disk", "enforces()", "once", "bool (default false)"),
-    ("disk", "make_room(v, p, bytes)", "when `bytes` more of p's are about to be written (a job's input on arrival, its output when it finishes); only if `enforces()`", "a plan `#{ delete_files, delete_jobs, fits, suspend }` or `()` (default: delete nothing, `fits: true`); the bytes are written either way"),
+    ("disk", "make_room(v, p, bytes)", "when `bytes` more of p's are about to be written (a job's input on arrival, its output when it finishes); only if `enforces()`", "a plan `#{ delete_files, delete_jobs, suspend, reason }` or `()` (default: delete nothing); the bytes are written either way"),
     ("disk", "poll(v)", "after every change to the files; only if `enforces()`", "a plan or `()` (default: delete nothing, `suspend: false`); `suspend: true` stops computation until a later poll says false"),
     ("disk", "project_limit(v, p)", "for the report, per project; pure", "bytes, or `()` for none (the default)"),
 ];
+
+/// The page's section on reasons (after the hooks).
+const REASONS_DOC: &str = r#"## Reasons
+
+An explained run (`SimOptions::explain`, `vcsim explain`) records every decision the simulator applies with its policy's reason. A script gives a reason with the decision it returns; every form without one still works:
+
+| hook | a decision with its reason |
+|---|---|
+| `schedule(v)` | an entry `#{ job: j, reason: r }` of the run list (`job` is what the entry would be: a `Job`, an id or a `Run`) explains that job. The run list as a map `#{ run: [...], reason: r, ranking: #{ name: "...", values: [...] } }`: its `reason` explains the jobs without one of their own (the ones it preempts too); `ranking` (optional) is what the projects are ranked by, one number per project, for the timeline's plot |
+| `request(v)`, `piggyback(v, p)` | `#{ request: work_request(...), reason: r }` (`request` may be `()`) |
+| `consider(req, sent, cand)` | `#{ verdict: "send", reason: r }` |
+| `make_room(v, p, bytes)`, `poll(v)` | a key `reason: r` in the plan |
+
+A reason `r` is a string, or a map: its `text` (a string; `""` if absent) is the sentence, and every other key is a value for programs, in the keys' order: a number (finite), a string or a bool. `()` is no reason. A reason is checked when the hook returns it (an invalid one fails the run, explained or not, naming the script, the hook and the key) and read only when an explained run asks for it.
+
+```rhai
+fn schedule(v) {
+    let cap = v.capacity();
+    let run = [];
+    for j in v.jobs_by_deadline {
+        if cap.fits(j) {
+            cap.take(j);
+            run.push(#{ job: j, reason: #{ text: "earliest deadline first", deadline_s: j.deadline } });
+        }
+    }
+    #{ run: run, reason: "the jobs of earlier deadlines fill the host" }
+}
+```
+
+"#;

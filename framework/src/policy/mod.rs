@@ -14,6 +14,7 @@ mod decision;
 mod error;
 pub mod view;
 
+pub use crate::explain::{Datum, Ranking, Reason};
 pub use decision::*;
 pub use error::{PolicyError, PolicyResult};
 pub use view::View;
@@ -26,6 +27,17 @@ pub trait CpuScheduler: Send {
     /// Called when a job finishes, new jobs arrive, or a scheduling period has
     /// passed since the last call. `out` starts empty.
     fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()>;
+    /// Why `job` is in the run list `out` that `schedule` just returned, or
+    /// why not. Asked only in explained runs (`vcsim explain`), for each job
+    /// started, preempted or switched, right after `schedule`.
+    fn explain(&self, _v: &View, _out: &RunList, _job: u64) -> PolicyResult<Option<Reason>> {
+        Ok(None)
+    }
+    /// What the last `schedule` ranked projects by (one value per project),
+    /// for the timeline's plot. Asked only in explained runs.
+    fn ranking(&self, _v: &View) -> PolicyResult<Option<Ranking>> {
+        Ok(None)
+    }
 }
 
 /// When to make a scheduler RPC, to which project, asking for how much.
@@ -41,6 +53,12 @@ pub trait WorkFetcher: Send {
     /// a view projected to them: the same view a fixed-step run has there).
     /// Only contactable projects may be named.
     fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>>;
+    /// Why `request` (or `piggyback`) just returned `req`: the shortfall of
+    /// each resource, why this project and not the others. Asked only in
+    /// explained runs.
+    fn explain_request(&self, _v: &View, _req: &WorkRequest) -> PolicyResult<Option<Reason>> {
+        Ok(None)
+    }
     /// How long `request` is sure to stay `None`: `Some(t)`, `v.now() <= t
     /// <= limit`, when at every step from `v.now()` to `t` (the state
     /// unchanged, running jobs progressing as they do) `request` would
@@ -78,6 +96,17 @@ pub trait WorkSender: Send {
         sent: &[Candidate],
         cand: &Candidate,
     ) -> PolicyResult<Verdict>;
+    /// Why `consider` just returned `verdict` for `cand`. Asked only in
+    /// explained runs.
+    fn explain_verdict(
+        &self,
+        _req: &ServerRequest,
+        _sent: &[Candidate],
+        _cand: &Candidate,
+        _verdict: Verdict,
+    ) -> PolicyResult<Option<Reason>> {
+        Ok(None)
+    }
 }
 
 /// The estimated remaining run time of a job.
@@ -145,6 +174,11 @@ pub trait DiskManager: Send {
     /// suspended because BOINC still uses more than the user allows.
     fn poll(&mut self, _v: &View) -> PolicyResult<DiskPlan> {
         Ok(DiskPlan::default())
+    }
+    /// Why the plan just returned (by `make_room` or `poll`) deletes what it
+    /// does: offender, priority, expiry. Asked only in explained runs.
+    fn explain_plan(&self, _v: &View, _plan: &DiskPlan) -> PolicyResult<Option<Reason>> {
+        Ok(None)
     }
     /// `project_limit(p)` in bytes, for the report. Pure.
     fn project_limit(&self, _v: &View, _project: usize) -> PolicyResult<Option<f64>> {

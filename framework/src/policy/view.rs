@@ -23,6 +23,8 @@ pub struct View<'a> {
     /// The projects' total resource share (summed once: policies divide by
     /// it per project).
     total_share: f64,
+    /// The run explains its decisions: the policy will be asked why.
+    explaining: bool,
 }
 
 impl<'a> View<'a> {
@@ -35,7 +37,17 @@ impl<'a> View<'a> {
             est,
             log: None,
             total_share: st.total_share(),
+            explaining: false,
         }
+    }
+    /// The same view, in a run that explains (or not) its decisions.
+    pub fn explained(self, explaining: bool) -> View<'a> {
+        View { explaining, ..self }
+    }
+    /// Whether the run explains its decisions (`vcsim explain`): a policy
+    /// that prepares reasons while it decides may skip that work otherwise.
+    pub fn explaining(&self) -> bool {
+        self.explaining
     }
     /// The same view, writing its `log` lines to `log`.
     pub fn live(self, log: &'a RunLog) -> View<'a> {

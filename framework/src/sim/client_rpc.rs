@@ -60,7 +60,8 @@ impl Simulation {
             if self.connection_blocked(now) {
                 return Ok(());
             }
-            let req = if let Some(p) = self.overdue_project() {
+            let overdue = self.overdue_project();
+            let req = if let Some(p) = overdue {
                 let v = live_view!(self);
                 let r = self.pol.fetch.piggyback(&v, p);
                 r.map_err(|e| self.policy_err(Family::Fetch, e))?
@@ -88,6 +89,9 @@ impl Simulation {
                 }
             };
             self.validate_request(&req)?;
+            if self.explaining() {
+                self.explain_request(&req, overdue.is_some())?;
+            }
             {
                 let v = live_view!(self);
                 let r = self.pol.fetch.account(&v);
@@ -183,7 +187,8 @@ impl Simulation {
             rsc_status: vec![RscStatus::Unknown; nrsc],
         };
         let project_up = self.servers.project_up(p, now);
-        if self.st.projects[p].rpc.master_fetch_pending {
+        let master_read = self.st.projects[p].rpc.master_fetch_pending;
+        if master_read {
             // Re-read the master file (the scheduler list) first.
             self.st.projects[p].rpc.master_fetched(project_up);
         }
@@ -201,6 +206,16 @@ impl Simulation {
         if !reached {
             self.st.projects[p].stats.rpc_failures += 1;
             self.st.projects[p].rpc.backoff(now, &mut self.backoff_rng);
+            if self.explaining() {
+                let why = if !project_up {
+                    "the project's servers are down"
+                } else if master_read && self.st.projects[p].rpc.master_fetch_pending {
+                    "its master file could not be read"
+                } else {
+                    "all its schedulers are down"
+                };
+                self.explain_rpc_outcome(p, false, 0, why);
+            }
             let v = live_view!(self);
             let r = self.pol.fetch.on_reply(&v, &reply);
             r.map_err(|e| self.policy_err(Family::Fetch, e))?;
@@ -242,6 +257,7 @@ impl Simulation {
             let delay = self.servers.request_delay[p];
             self.st.projects[p].rpc.succeeded(now, delay);
         }
+        self.explain_rpc_outcome(p, true, njobs, "");
         let v = live_view!(self);
         let r = self.pol.fetch.on_reply(&v, &reply);
         r.map_err(|e| self.policy_err(Family::Fetch, e))?;
@@ -255,6 +271,7 @@ impl Simulation {
     /// (wasted), judged now, as both BOINC simulators do.
     fn report_finished(&mut self, p: usize, now: Time) {
         let mut reported = 0;
+        let mut explained = self.explaining().then(Vec::new);
         for j in self
             .st
             .jobs
@@ -284,7 +301,13 @@ impl Simulation {
             if let Some(tl) = &mut self.timeline {
                 tl.reported(j.id, now, late && !j.failed);
             }
+            if let Some(ex) = &mut explained {
+                ex.push((j.id, j.deadline, j.failed));
+            }
             reported += 1;
+        }
+        for (id, deadline, failed) in explained.into_iter().flatten() {
+            self.explain_report(p, id, deadline, failed);
         }
         if reported > 0 {
             self.acc.jobs_reported += reported;

@@ -106,6 +106,9 @@ impl Simulation {
                 self.pol.disk.make_room(&v, f.project, f.bytes)
             };
             let plan = plan.map_err(|e| self.policy_err(Family::Disk, e))?;
+            if self.explaining() {
+                self.explain_disk_plan(&plan)?;
+            }
             self.apply_disk_plan(&plan)?;
         }
         self.st.add_file(f);
@@ -215,6 +218,9 @@ impl Simulation {
             self.pol.disk.poll(&v)
         };
         let plan = plan.map_err(|e| self.policy_err(Family::Disk, e))?;
+        if self.explaining() {
+            self.explain_disk_plan(&plan)?;
+        }
         self.apply_disk_plan(&plan)?;
         self.disk.dirty = false;
         let d = &self.st.disk;

@@ -24,11 +24,13 @@ mod arrivals;
 mod client_rpc;
 mod disk;
 mod events;
+mod explain;
 mod progress;
 mod report;
 mod schedule;
 mod server;
 
+use crate::explain::Explanation;
 use crate::log::RunLog;
 use crate::model::{ClientState, RunMode};
 use crate::policy::{PolicyError, PolicySet, RunList};
@@ -64,6 +66,14 @@ pub struct SimOptions {
     /// Keep a trace of the simulator's actions (RPCs, deletions) in
     /// [`RunOutput::trace`].
     pub trace: bool,
+    /// Record every decision with its policy's reason, and the outcomes
+    /// (`vcsim explain`, `vcsim diverge`), in [`RunOutput::explanation`].
+    pub explain: bool,
+    /// In an explained run, keep a copy of the client's state
+    /// ([`Explanation::snapshot`]) as it is when the record of this index is
+    /// about to be made, or at the end of the step at this time if that
+    /// comes first: where two runs part, what `vcsim diverge` shows.
+    pub snapshot_at: Option<(usize, Time)>,
 }
 
 /// A run that could not finish: a policy's error or invalid decision.
@@ -101,6 +111,8 @@ pub struct RunOutput {
     pub warnings: Vec<String>,
     /// Steps at which the simulator did work (for benchmarks and tests).
     pub steps_visited: u64,
+    /// The decisions and their reasons, when [`SimOptions::explain`] asked.
+    pub explanation: Option<Explanation>,
 }
 
 /// A view of the current step that writes to the run's log. A macro, so
@@ -108,7 +120,9 @@ pub struct RunOutput {
 /// can be called with it.
 macro_rules! live_view {
     ($sim:expr) => {
-        $crate::policy::View::new(&$sim.st, $sim.pol.estimate.as_ref(), $sim.st.now).live(&$sim.log)
+        $crate::policy::View::new(&$sim.st, $sim.pol.estimate.as_ref(), $sim.st.now)
+            .live(&$sim.log)
+            .explained($sim.explanation.is_some())
     };
 }
 pub(crate) use live_view;
@@ -153,6 +167,9 @@ pub struct Simulation {
     quiet_through: Option<Time>,
     /// Steps at which the RPC loop reached `MAX_RPCS_PER_STEP`.
     rpc_cap_steps: u64,
+    /// No step is left to visit.
+    ended: bool,
+    explanation: Option<Explanation>,
 }
 
 impl Simulation {
@@ -194,6 +211,8 @@ impl Simulation {
             quiet_through: None,
             rpc_cap_steps: 0,
             disk: DiskBook::default(),
+            ended: false,
+            explanation: opts.explain.then(Explanation::default),
             opts,
         };
         let enforces = {
@@ -243,7 +262,19 @@ impl Simulation {
 
     /// Runs to the end and reports.
     pub fn run(mut self) -> Result<RunOutput, SimError> {
-        loop {
+        self.run_before(f64::INFINITY)?;
+        self.finish()
+    }
+
+    /// Visits the steps before time `t` (all that are left, for an
+    /// infinite `t`), so that two runs can be held at the same time.
+    pub fn run_before(&mut self, t: Time) -> Result<(), SimError> {
+        while !self.ended && self.time(self.k) < t {
+            if let Some((_, at)) = self.opts.snapshot_at {
+                if self.time(self.k) > at {
+                    self.snapshot(at);
+                }
+            }
             self.step(self.k)?;
             self.steps_visited += 1;
             if cfg!(debug_assertions) {
@@ -251,9 +282,31 @@ impl Simulation {
             }
             let next = self.next_event_step()?;
             if next >= self.clock.nsteps {
-                break;
+                self.ended = true;
+            } else {
+                self.k = next;
             }
-            self.k = next;
+        }
+        Ok(())
+    }
+
+    /// The client's state just before the step at `t` (steps before it
+    /// visited, jobs' progress settled up to it), for comparing two runs
+    /// (`vcsim diverge`). The run cannot go on.
+    pub fn into_state_before(mut self, t: Time) -> Result<ClientState, SimError> {
+        self.run_before(t)?;
+        let k = self.clock.step_at_or_after(t).min(self.clock.nsteps);
+        if k > self.mark_k {
+            self.st.now = self.time(k);
+            self.fold(k);
+        }
+        Ok(self.st)
+    }
+
+    /// Ends the run: settles the last stretch and reports.
+    fn finish(mut self) -> Result<RunOutput, SimError> {
+        if let Some((_, at)) = self.opts.snapshot_at {
+            self.snapshot(at);
         }
         self.st.now = self.time(self.clock.nsteps);
         self.fold(self.clock.nsteps);
@@ -277,6 +330,7 @@ impl Simulation {
             trace: self.trace,
             warnings,
             steps_visited: self.steps_visited,
+            explanation: self.explanation,
         })
     }
 

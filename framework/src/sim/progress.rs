@@ -9,7 +9,7 @@
 //! not depend on whether the simulator visited it: the fixed-step and the
 //! event-driven runs fold at the same steps, with the same spans.
 
-use super::{SimError, Simulation};
+use super::{live_view, SimError, Simulation};
 use crate::availability::OnOffProcess;
 use crate::metrics;
 use crate::model::{Job, JobState, CPU};
@@ -342,9 +342,20 @@ impl Simulation {
             }
             // The estimator cannot read itself while it learns: its view
             // estimates with the uncorrected static estimate.
+            let before = if self.explaining() {
+                let v = live_view!(self);
+                let r = v.correction(project);
+                Some(r.map_err(|e| self.policy_err(Family::Estimate, e))?)
+            } else {
+                None
+            };
             let v = View::new(&self.st, &StaticEstimate, self.st.now).live(&self.log);
             let r = self.pol.estimate.on_job_finished(&v, &self.st.jobs[i]);
             r.map_err(|e| self.policy_err(Family::Estimate, e))?;
+            if let Some(before) = before {
+                let id = self.st.jobs[i].id;
+                self.explain_dcf(project, id, before)?;
+            }
         }
         self.finished_now = finished;
         self.finished_now.clear();

@@ -71,6 +71,9 @@ impl Simulation {
     fn apply_schedule(&mut self, out: &RunList) -> Result<(), SimError> {
         self.validate_run_list(out)?;
         self.fold(self.k);
+        if self.explaining() {
+            self.explain_schedule(out)?;
+        }
         let now = self.st.now;
         for i in 0..self.st.jobs.len() {
             let id = self.st.jobs[i].id;
@@ -119,6 +122,7 @@ impl Simulation {
                 .resize(self.st.jobs.len(), crate::time::NEVER);
         }
         self.update_rates();
+        self.explain_work_done();
         Ok(())
     }
 }

@@ -195,6 +195,7 @@ impl Simulation {
         let mut sent = std::mem::take(&mut self.servers.sent);
         let mut result = Ok(());
         let mut refused = 0u64;
+        let mut explained = self.explanation.is_some().then(Vec::new);
         for &budget in free.iter().take(npasses) {
             sent.clear();
             refused = 0;
@@ -224,7 +225,19 @@ impl Simulation {
                     // The app's own bound, if it has one (the model resolves it).
                     deadline: now + app.latency_bound,
                 };
-                match self.pol.send.consider(&sreq, &sent, &cand) {
+                let verdict = self.pol.send.consider(&sreq, &sent, &cand);
+                if let (Some(ex), Ok(verdict)) = (&mut explained, &verdict) {
+                    let bytes = app.input_bytes + app.output_bytes;
+                    let withheld = *verdict == Verdict::Send && enforce && used + bytes > budget;
+                    match self.pol.send.explain_verdict(&sreq, &sent, &cand, *verdict) {
+                        Ok(r) => ex.push((cand.clone(), *verdict, withheld, r)),
+                        Err(e) => {
+                            result = Err(e);
+                            break;
+                        }
+                    }
+                }
+                match verdict {
                     Ok(Verdict::Send) => {
                         let bytes = app.input_bytes + app.output_bytes;
                         if enforce && used + bytes > budget {
@@ -256,6 +269,9 @@ impl Simulation {
             if result.is_err() || !sent.is_empty() || refused == 0 {
                 break;
             }
+        }
+        for (cand, verdict, withheld, reason) in explained.into_iter().flatten() {
+            self.explain_verdict(p, &cand, verdict, withheld, reason);
         }
         self.disk.jobs_refused += refused;
         self.servers.workload = workload;

@@ -3,7 +3,8 @@
 //! the paper's CS1/WF1 alternatives. Targets (release, one core), for the
 //! default policy: base under 20 ms, mix-20 under 100 ms, mix-80 under
 //! 500 ms (the round-robin simulation is O(J log P) a call, so a 4x mix
-//! costs about 4 to 5x, not 16x).
+//! costs about 4 to 5x, not 16x). Explained runs (`vcsim explain`) cost at
+//! most twice a plain run.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::path::Path;
@@ -54,6 +55,24 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_function(format!("mix-80 {spec}"), |b| {
             b.iter(|| run_spec(&mix80, &reg, &s, SimOptions::default()).expect("runs"))
+        });
+    }
+    g.finish();
+    // The same runs explained (every decision recorded with its reason, as
+    // `vcsim explain` runs them): at most twice the cost of the plain run.
+    let mut g = c.benchmark_group("100-day run, explained");
+    g.sample_size(10);
+    let explained = || SimOptions {
+        explain: true,
+        ..SimOptions::default()
+    };
+    for spec in ["CS2_WF2_WS2_JC2", "CS1_WF1_WS1_JC1"] {
+        let s = PolicySpec::parse(spec).expect("spec");
+        g.bench_function(format!("paper-base {spec}"), |b| {
+            b.iter(|| run_spec(&base, &reg, &s, explained()).expect("runs"))
+        });
+        g.bench_function(format!("mix-20 {spec}"), |b| {
+            b.iter(|| run_spec(&mix20, &reg, &s, explained()).expect("runs"))
         });
     }
     g.finish();

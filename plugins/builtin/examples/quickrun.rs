@@ -1,6 +1,7 @@
 //! Runs a scenario under policies and prints the aggregate metrics, one line
 //! each: `cargo run --release -p vcsim-builtin --example quickrun -- SCENARIO POLICY...`.
-//! Set `FIXED=1` to visit every step.
+//! Set `FIXED=1` to visit every step, `EXPLAIN=1` to record every decision
+//! with its reason (what `vcsim explain` costs).
 
 use std::path::Path;
 use vcsim_framework::{run_spec, PolicySpec, Registry, Scenario, SimOptions, Stepping};
@@ -16,6 +17,7 @@ fn main() {
         if std::env::var("FIXED").is_ok() {
             o.stepping = Stepping::FixedStep;
         }
+        o.explain = std::env::var("EXPLAIN").is_ok();
         let t = std::time::Instant::now();
         let out = run_spec(&scn, &reg, &spec, o).unwrap_or_else(|e| panic!("{e}"));
         println!(

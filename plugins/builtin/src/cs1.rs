@@ -10,7 +10,8 @@ use vcsim_blocks::capacity::Capacity;
 use vcsim_blocks::debt::V4Debt;
 use vcsim_blocks::job_order::pick_among;
 use vcsim_blocks::key::Key;
-use vcsim_framework::{CpuScheduler, PolicyResult, RunList, RunMode, View};
+use vcsim_framework::explain::short_duration;
+use vcsim_framework::{CpuScheduler, PolicyResult, Ranking, Reason, RunList, RunMode, View};
 
 #[derive(Default)]
 pub struct Cs1 {
@@ -21,6 +22,9 @@ pub struct Cs1 {
     jobs_of: Vec<Vec<usize>>,
     /// The heap's storage, kept between calls.
     order: Vec<(Key, Reverse<usize>)>,
+    /// The last call's picks, in order: (view index, its project's
+    /// anticipated debt when picked). For the reasons only.
+    picks: Vec<(usize, f64)>,
 }
 
 impl CpuScheduler for Cs1 {
@@ -59,6 +63,7 @@ impl CpuScheduler for Cs1 {
                 .map(|p| (Key(self.anticipated[p]), Reverse(p))),
         );
         let mut heap = BinaryHeap::from(std::mem::take(&mut self.order));
+        self.picks.clear();
         while let Some((_, Reverse(p))) = heap.pop() {
             let ks = self.jobs_of[p].iter().copied();
             let Some(k) = pick_among(v, ks, |j| !out.contains(j.id) && cap.fits(j)) else {
@@ -66,10 +71,76 @@ impl CpuScheduler for Cs1 {
             };
             cap.take(&jobs[k]);
             out.push(jobs[k].id, RunMode::RoundRobin);
+            self.picks.push((k, self.anticipated[p]));
             self.anticipated[p] -= pay_off;
             heap.push((Key(self.anticipated[p]), Reverse(p)));
         }
         self.order = heap.into_vec();
         Ok(())
+    }
+
+    /// A job started: its project had the highest (anticipated) debt when
+    /// an instance was given; one preempted: its project's debt was below
+    /// those that got the instances, or no instance was left for it.
+    fn explain(&self, v: &View, _out: &RunList, job: u64) -> PolicyResult<Option<Reason>> {
+        let Some(k) = crate::why::index_of(v, job) else {
+            return Ok(None);
+        };
+        let p = v.jobs()[k].project;
+        let name = &v.project(p).name;
+        let debt = self.debt.debt.get(p).copied().unwrap_or(0.0);
+        if let Some(i) = self.picks.iter().position(|x| x.0 == k) {
+            let anticipated = self.picks[i].1;
+            let before = self.picks[..i]
+                .iter()
+                .filter(|x| v.jobs()[x.0].project == p)
+                .count();
+            let mut text = format!(
+                "highest debt among projects with runnable jobs: {name}'s {}",
+                short_duration(anticipated)
+            );
+            if before > 0 {
+                text.push_str(&format!(
+                    " (anticipated: its debt {} less the expected pay-off of the {before} instances it already got)",
+                    short_duration(debt)
+                ));
+            }
+            return Ok(Some(
+                Reason::new(text)
+                    .with("debt_s", anticipated)
+                    .with("project_debt_s", debt)
+                    .with("project", name.as_str())
+                    .with("instances_before", before),
+            ));
+        }
+        let anticipated = self.anticipated.get(p).copied().unwrap_or(debt);
+        let lowest = self.picks.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+        let r = if !self.runnable.get(p).copied().unwrap_or(false) {
+            Reason::new(format!("not chosen: {name} has no runnable job"))
+        } else if lowest.is_finite() && anticipated < lowest {
+            Reason::new(format!(
+                "not chosen: {name}'s debt {} is below those chosen (lowest {})",
+                short_duration(anticipated),
+                short_duration(lowest)
+            ))
+            .with("lowest_chosen_debt_s", lowest)
+        } else {
+            Reason::new(format!(
+                "not chosen: no instance left that fits it ({name}'s debt {})",
+                short_duration(anticipated)
+            ))
+        };
+        Ok(Some(
+            r.with("debt_s", anticipated)
+                .with("project_debt_s", debt)
+                .with("project", name.as_str()),
+        ))
+    }
+
+    fn ranking(&self, _v: &View) -> PolicyResult<Option<Ranking>> {
+        Ok(Some(Ranking {
+            name: "debt (s)".into(),
+            values: self.debt.debt.clone(),
+        }))
     }
 }

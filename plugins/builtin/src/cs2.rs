@@ -12,7 +12,10 @@ use vcsim_blocks::capacity::Capacity;
 use vcsim_blocks::debt::ShortTermDebt;
 use vcsim_blocks::key::Key;
 use vcsim_blocks::rr_sim::{self, RrResult};
-use vcsim_framework::{CpuScheduler, Job, JobState, PolicyResult, RunList, RunMode, View};
+use vcsim_framework::explain::{clock, short_duration};
+use vcsim_framework::{
+    CpuScheduler, Job, JobState, PolicyResult, Ranking, Reason, RunList, RunMode, View,
+};
 
 #[derive(Default)]
 pub struct Cs2 {
@@ -33,6 +36,11 @@ pub struct Cs2 {
     /// Per project, for its running, preempted and queued jobs: how far
     /// into `jobs_of` the debt pass has looked.
     cursor: Vec<[usize; 3]>,
+    /// For the reasons only: per entry of `list`, its project's anticipated
+    /// short-term debt when picked; the preemptions `enforce` made:
+    /// (victim, the job that took its instance, for deadline trouble).
+    list_debt: Vec<f64>,
+    preempts: Vec<(usize, usize, bool)>,
 }
 
 impl CpuScheduler for Cs2 {
@@ -68,6 +76,7 @@ impl CpuScheduler for Cs2 {
         self.anticipated.extend_from_slice(&self.std.std);
         let mut cap = Capacity::of_host(v);
         self.list.clear();
+        self.list_debt.clear();
         self.listed.clear();
         self.listed.resize(jobs.len(), false);
 
@@ -97,6 +106,7 @@ impl CpuScheduler for Cs2 {
             dm[p] -= 1;
             cap.take(&jobs[k]);
             self.list.push((k, RunMode::Deadline));
+            self.list_debt.push(self.anticipated[p]);
             self.listed[k] = true;
             self.anticipated[p] -= v.project(p).resource_share / rrs * period;
         }
@@ -137,13 +147,186 @@ impl CpuScheduler for Cs2 {
             };
             cap.take(&jobs[k]);
             self.list.push((k, RunMode::RoundRobin));
+            self.list_debt.push(self.anticipated[p]);
             self.listed[k] = true;
             self.anticipated[p] -= v.project(p).resource_share / rrs * period;
             heap.push((Key(self.anticipated[p]), Reverse(p)));
         }
         self.order = heap.into_vec();
-        enforce(v, &self.list, &self.listed, &self.misses, out);
+        enforce(
+            v,
+            &self.list,
+            &self.listed,
+            &self.misses,
+            out,
+            &mut self.preempts,
+        );
         Ok(())
+    }
+
+    fn explain(&self, v: &View, out: &RunList, job: u64) -> PolicyResult<Option<Reason>> {
+        let Some(k) = crate::why::index_of(v, job) else {
+            return Ok(None);
+        };
+        Ok(Some(if out.contains(job) {
+            self.why_running(v, k)
+        } else {
+            self.why_not(v, k)
+        }))
+    }
+
+    fn ranking(&self, _v: &View) -> PolicyResult<Option<Ranking>> {
+        Ok(Some(Ranking {
+            name: "short-term debt (s)".into(),
+            values: self.std.std.clone(),
+        }))
+    }
+}
+
+impl Cs2 {
+    /// A job in the run list: its pick (EDF or debt), or kept running.
+    fn why_running(&self, v: &View, k: usize) -> Reason {
+        let j = &v.jobs()[k];
+        let p = j.project;
+        let name = &v.project(p).name;
+        let misses = self.misses.get(p).copied().unwrap_or(0);
+        let Some(i) = self.list.iter().position(|x| x.0 == k) else {
+            return Reason::new(format!(
+                "kept running: no listed job needed its instance ({name}'s short-term debt {})",
+                short_duration(self.std.std[p])
+            ))
+            .with("debt_s", self.std.std[p]);
+        };
+        if self.list[i].1 == RunMode::Deadline {
+            let sim = self
+                .rr
+                .get(j.rsc())
+                .and_then(|rr| rr.jobs.iter().find(|s| s.index == k));
+            let finish = sim.map_or(f64::INFINITY, |s| s.finish);
+            let missed = sim.is_some_and(|s| s.missed);
+            let text = if missed && finish > j.deadline {
+                format!(
+                    "EDF: the round-robin simulation finishes job {} at {}, after its deadline {}",
+                    j.id,
+                    clock(finish),
+                    clock(j.deadline)
+                )
+            } else if missed {
+                let cd = j.deadline - v.prefs().work_buf_min - v.prefs().sched_period;
+                let by = v.now() + rr_sim::CPU_PESSIMISM_FACTOR * (cd - v.now());
+                format!(
+                    "EDF: the round-robin simulation finishes job {} at {}, a deadline miss (later than {}: 90% of the time to its deadline {} less the buffer minimum and one scheduling period)",
+                    j.id,
+                    clock(finish),
+                    clock(by),
+                    clock(j.deadline)
+                )
+            } else {
+                format!(
+                    "EDF: {name} has {misses} deadline misses in the round-robin simulation; job {} has the earliest deadline {} of its jobs not yet chosen (simulated finish {})",
+                    j.id,
+                    clock(j.deadline),
+                    clock(finish)
+                )
+            };
+            return Reason::new(text)
+                .with("mode", "deadline")
+                .with("finish_s", finish)
+                .with("deadline_s", j.deadline)
+                .with("missed", missed)
+                .with("misses", misses as f64);
+        }
+        let debt = self.list_debt[i];
+        let mut text = String::new();
+        if j.state == JobState::Running && j.mode == RunMode::Deadline {
+            if misses == 0 {
+                text.push_str(&format!(
+                    "{name} has no deadline miss left in the round-robin simulation; "
+                ));
+            } else {
+                text.push_str(&format!(
+                    "{name}'s {misses} deadline slots went to jobs with earlier deadlines; "
+                ));
+            }
+        }
+        text.push_str(&format!(
+            "highest short-term debt among projects with runnable jobs: {name}'s {}",
+            short_duration(debt)
+        ));
+        if debt != self.std.std[p] {
+            text.push_str(&format!(
+                " (anticipated: its debt {} less the instances it already got)",
+                short_duration(self.std.std[p])
+            ));
+        }
+        Reason::new(text)
+            .with("mode", "round-robin")
+            .with("debt_s", debt)
+            .with("project_debt_s", self.std.std[p])
+            .with("project", name.as_str())
+    }
+
+    /// A running job preempted: not listed, and a listed job took its
+    /// instance (its time slice over, or that job's project in deadline
+    /// trouble).
+    fn why_not(&self, v: &View, k: usize) -> Reason {
+        let jobs = v.jobs();
+        let j = &jobs[k];
+        let p = j.project;
+        let name = &v.project(p).name;
+        let misses = self.misses.get(p).copied().unwrap_or(0);
+        let debt = self.anticipated.get(p).copied().unwrap_or(0.0);
+        let lowest = self
+            .list
+            .iter()
+            .zip(&self.list_debt)
+            .filter(|(x, _)| x.1 == RunMode::RoundRobin)
+            .map(|(_, d)| *d)
+            .fold(f64::INFINITY, f64::min);
+        let mut parts = Vec::new();
+        if misses > 0 {
+            parts.push(format!(
+                "{name}'s {misses} deadline slots went to jobs with earlier deadlines"
+            ));
+        }
+        let mut r = Reason::new("");
+        if lowest.is_finite() && debt < lowest {
+            parts.push(format!(
+                "not chosen: {name}'s short-term debt {} is below those chosen (lowest {})",
+                short_duration(debt),
+                short_duration(lowest)
+            ));
+            r = r.with("lowest_chosen_debt_s", lowest);
+        } else {
+            parts.push(format!(
+                "not chosen: no instance left that fits it ({name}'s short-term debt {})",
+                short_duration(debt)
+            ));
+        }
+        if let Some(&(_, by, trouble)) = self.preempts.iter().find(|x| x.0 == k) {
+            let b = &jobs[by];
+            let bn = &v.project(b.project).name;
+            if trouble {
+                parts.push(format!(
+                    "job {} of {bn} needed its instance: its project has a deadline miss in the round-robin simulation",
+                    b.id
+                ));
+            } else {
+                parts.push(format!(
+                    "its time slice is over (it ran {}, a scheduling period is {}), so job {} of {bn} took its instance",
+                    short_duration(v.now() - j.last_started),
+                    short_duration(v.prefs().sched_period),
+                    b.id
+                ));
+            }
+            r = r
+                .with("preempted_by", b.id)
+                .with("deadline_trouble", trouble);
+        }
+        r.text = crate::why::join(&parts);
+        r.with("debt_s", debt)
+            .with("misses", misses as f64)
+            .with("project", name.as_str())
     }
 }
 
@@ -171,7 +354,9 @@ fn enforce(
     listed: &[bool],
     misses: &[u32],
     out: &mut RunList,
+    preempts: &mut Vec<(usize, usize, bool)>,
 ) {
+    preempts.clear();
     let jobs = v.jobs();
     let now = v.now();
     let period = v.prefs().sched_period;
@@ -215,7 +400,7 @@ fn enforce(
         }
         // Free instances by preempting victims from the front while allowed;
         // if the job still does not fit, the victims are spared.
-        let mut taken: Vec<usize> = Vec::new();
+        let mut taken: Vec<(usize, bool)> = Vec::new();
         let mut dm_used = 0;
         for vi in 0..victims.len() {
             if cap.fits(j) {
@@ -242,14 +427,17 @@ fn enforce(
             }
             preempted[vi] = true;
             cap.give(front);
-            taken.push(vi);
+            taken.push((vi, trouble && !slice_over));
         }
         if cap.fits(j) {
             dm[j.project] -= dm_used;
             cap.take(j);
             out.push(j.id, mode);
+            for (vi, trouble) in taken {
+                preempts.push((victims[vi], k, trouble));
+            }
         } else {
-            for vi in taken {
+            for (vi, _) in taken {
                 preempted[vi] = false;
                 cap.take(&jobs[victims[vi]]);
             }

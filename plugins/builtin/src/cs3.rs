@@ -19,8 +19,12 @@
 
 use vcsim_blocks::list_sim::{ListSim, ProjectOrder};
 use vcsim_blocks::rec::RecPriority;
+use vcsim_framework::explain::{clock, short_duration, short_number};
 use vcsim_framework::policy::admission::Admission;
-use vcsim_framework::{CpuScheduler, Job, JobState, PolicyResult, RunList, RunMode, View, CPU};
+use vcsim_framework::policy::admission::Refusal;
+use vcsim_framework::{
+    CpuScheduler, Job, JobState, PolicyResult, Ranking, Reason, RunList, RunMode, View, CPU,
+};
 
 /// DCF at or above which all of a project's jobs are deadline candidates.
 const WACKY_DCF_EDF: f64 = 90.0;
@@ -33,6 +37,12 @@ pub struct Cs3 {
     selected: Vec<bool>,
     miss_left: Vec<u32>,
     list: Vec<Entry>,
+    /// For the reasons only: the priorities before any job was chosen; the
+    /// jobs chosen that their max_concurrent caps kept out; the entries
+    /// chosen (the rest joined for their time slice).
+    prio0: Vec<f64>,
+    capped: Vec<usize>,
+    nchosen: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +52,8 @@ struct Entry {
     edf: bool,
     seqno: usize,
     in_slice: bool,
+    /// Its project's priority when chosen (NaN: EDF, or joined for its slice).
+    prio: f64,
 }
 
 impl Cs3 {
@@ -73,6 +85,9 @@ impl CpuScheduler for Cs3 {
             runnable[j.project] = true;
         }
         self.prio.init(v, |p| runnable[p]);
+        self.prio0.clear();
+        self.prio0.extend_from_slice(&self.prio.prio);
+        self.capped.clear();
         self.miss_left.clear();
         for p in 0..np {
             for r in 0..nr {
@@ -129,6 +144,7 @@ impl CpuScheduler for Cs3 {
             };
             self.selected[k] = true;
             if !res.mc.caps_admit(&jobs[k]) {
+                self.capped.push(k);
                 continue;
             }
             self.reserve(v, &mut res, k, true);
@@ -137,12 +153,164 @@ impl CpuScheduler for Cs3 {
             let Some(k) = self.best_cpu_job(v) else { break };
             self.selected[k] = true;
             if !res.mc.caps_admit(&jobs[k]) {
+                self.capped.push(k);
                 continue;
             }
             self.reserve(v, &mut res, k, false);
         }
         self.enforce(v, out);
         Ok(())
+    }
+
+    fn explain(&self, v: &View, out: &RunList, job: u64) -> PolicyResult<Option<Reason>> {
+        let Some(k) = crate::why::index_of(v, job) else {
+            return Ok(None);
+        };
+        let j = &v.jobs()[k];
+        let p = j.project;
+        let name = v.project(p).name.as_str();
+        let rsc = v.host().rsc_name(j.rsc()).to_string();
+        let misses = self.sim.deadlines_missed(p, j.rsc());
+        let entry = self.list.iter().position(|e| e.k == k);
+        let period = v.prefs().sched_period;
+        if out.contains(job) {
+            let Some(i) = entry else {
+                return Ok(None);
+            };
+            let e = self.list[i];
+            if e.edf {
+                let wacky = v.correction(p)? >= WACKY_DCF_EDF;
+                let why = if wacky && misses == 0 {
+                    format!("{name}'s DCF is at least {WACKY_DCF_EDF}")
+                } else {
+                    format!(
+                        "{name} has {misses} deadline misses on {rsc} in the client's simulation"
+                    )
+                };
+                let mut text = format!(
+                    "EDF: {why}; job {} has the earliest deadline {} among their jobs not yet chosen",
+                    j.id,
+                    clock(j.deadline)
+                );
+                if self.sim.misses[k] {
+                    text.push_str(
+                        " (the simulation finishes it after its deadline less the buffer minimum)",
+                    );
+                }
+                return Ok(Some(
+                    Reason::new(text)
+                        .with("mode", "deadline")
+                        .with("misses", misses as f64)
+                        .with("deadline_s", j.deadline)
+                        .with("missed", self.sim.misses[k]),
+                ));
+            }
+            if e.seqno >= self.nchosen {
+                let ran = v.now() - j.last_started;
+                return Ok(Some(
+                    Reason::new(format!(
+                        "still inside its time slice: it started {} ago, less than the scheduling period {}",
+                        short_duration(ran),
+                        short_duration(period)
+                    ))
+                    .with("in_slice", true)
+                    .with("ran_s", ran),
+                ));
+            }
+            let mut text = String::new();
+            if j.state == JobState::Running && j.mode == RunMode::Deadline {
+                text.push_str(&format!(
+                    "{name} has no deadline miss left on {rsc} for it; "
+                ));
+            }
+            if j.gpu.is_some() {
+                text.push_str("GPU jobs first: ");
+            }
+            text.push_str(&format!(
+                "highest REC priority among projects with runnable {rsc} jobs: {name}'s {}",
+                short_number(e.prio + 0.0)
+            ));
+            return Ok(Some(
+                Reason::new(text)
+                    .with("mode", "round-robin")
+                    .with("priority", e.prio)
+                    .with("project", name),
+            ));
+        }
+        // Preempted.
+        let mut parts = Vec::new();
+        let mut r = Reason::new("");
+        if j.state == JobState::Running && v.now() - j.last_started >= period {
+            let ran = v.now() - j.last_started;
+            parts.push(format!(
+                "its time slice is over (it ran {}, a scheduling period is {})",
+                short_duration(ran),
+                short_duration(period)
+            ));
+            r = r.with("ran_s", ran);
+        }
+        if let Some(i) = entry {
+            // In the list but not admitted: replay the admission.
+            let mut adm = Admission::of_host(v);
+            for e in &self.list[..i] {
+                let x = &v.jobs()[e.k];
+                if adm.fits(x) {
+                    adm.take(x);
+                }
+            }
+            let why = match adm.refusal(j) {
+                Some(Refusal::CpuFull) => "the CPUs are full",
+                Some(Refusal::GpuFull) => "its GPU is full",
+                Some(Refusal::AppMaxConcurrent) => "max_concurrent reached (its app's)",
+                Some(Refusal::ProjectMaxConcurrent) => "max_concurrent reached (its project's)",
+                None => "no room",
+            };
+            parts.push(format!(
+                "not admitted by enforce_run_list: {why} with the jobs ahead of it (deadline jobs, GPU jobs, jobs inside their slice, multi-threaded jobs first)"
+            ));
+            r = r.with("refused", why);
+        } else if self.capped.contains(&k) {
+            parts.push(format!(
+                "max_concurrent reached: {name}'s caps admit no more of its jobs"
+            ));
+            r = r.with("refused", "max_concurrent");
+        } else {
+            let lowest = self
+                .list
+                .iter()
+                .filter(|e| !e.prio.is_nan() && v.jobs()[e.k].rsc() == j.rsc())
+                .map(|e| e.prio)
+                .fold(f64::INFINITY, f64::min);
+            let prio = self.prio.prio[p];
+            if lowest.is_finite() && prio < lowest {
+                parts.push(format!(
+                    "not chosen: {name}'s REC priority {} is below those chosen (lowest {})",
+                    short_number(prio),
+                    short_number(lowest)
+                ));
+                r = r.with("lowest_chosen_priority", lowest);
+            } else {
+                parts.push(format!(
+                    "not chosen: the list was full ({} CPUs' worth, every GPU instance) before its turn",
+                    short_number(2.0 * v.host().ncpus)
+                ));
+            }
+            r = r.with("priority", prio);
+            if misses > 0 {
+                parts.push(format!(
+                    "{name}'s {misses} deadline misses on {rsc} went to jobs with earlier deadlines"
+                ));
+            }
+        }
+        r.text = crate::why::join(&parts);
+        Ok(Some(r.with("project", name)))
+    }
+
+    fn ranking(&self, _v: &View) -> PolicyResult<Option<Ranking>> {
+        Ok(Some(Ranking {
+            name: "REC priority".into(),
+            values: self.prio0.clone(),
+        }))
     }
 }
 
@@ -160,15 +328,19 @@ impl Cs3 {
                 res.mc.count_caps(j);
             }
         }
-        if edf {
+        let prio = if edf {
             self.miss_left[j.project * v.host().nrsc() + j.rsc()] -= 1;
-        }
+            f64::NAN
+        } else {
+            self.prio.prio[j.project]
+        };
         self.prio.bump(v, j);
         self.list.push(Entry {
             k,
             edf,
             seqno: self.list.len(),
             in_slice: false,
+            prio,
         });
     }
 
@@ -266,6 +438,7 @@ impl Cs3 {
         let now = v.now();
         let period = v.prefs().sched_period;
         let n = self.list.len();
+        self.nchosen = n;
         let in_slice = |j: &Job| j.state == JobState::Running && now - j.last_started < period;
         for e in &mut self.list {
             e.in_slice = in_slice(&jobs[e.k]);
@@ -283,6 +456,7 @@ impl Cs3 {
                     edf: false,
                     seqno: n,
                     in_slice: true,
+                    prio: f64::NAN,
                 });
             }
         }

@@ -19,9 +19,10 @@
 //! level the project's policy orders the files: `priority` in download
 //! order, `lru` and `expire` least recently used first.
 
+use crate::why::bytes;
 use std::cmp::Ordering;
 use vcsim_framework::model::{DeletionPolicy, FileInfo, P_HIGH, P_LOW};
-use vcsim_framework::{DiskManager, DiskPlan, PolicyResult, View};
+use vcsim_framework::{DiskManager, DiskPlan, PolicyResult, Reason, View};
 
 #[derive(Default)]
 pub struct ShareDisk;
@@ -330,5 +331,89 @@ impl DiskManager for ShareDisk {
     }
     fn project_limit(&self, v: &View, project: usize) -> PolicyResult<Option<f64>> {
         Ok(Some(project_limit(v, project)))
+    }
+
+    /// Per project whose files go: offender or not (usage against its
+    /// limit), the files' deletion levels (expendable, expired, priority);
+    /// results deleted when files were not enough; suspension.
+    fn explain_plan(&self, v: &View, plan: &DiskPlan) -> PolicyResult<Option<Reason>> {
+        let s = Scratch::new(v);
+        let files = &v.disk().files;
+        let np = v.projects().len();
+        let mut parts = Vec::new();
+        let mut reason = Reason::new("");
+        let mut greatest: Option<(usize, f64)> = None;
+        for p in 0..np {
+            let mine: Vec<&FileInfo> = plan
+                .delete_files
+                .iter()
+                .filter_map(|id| files.iter().find(|f| f.id == *id))
+                .filter(|f| f.project == p)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let name = v.projects()[p].name.as_str();
+            let excess = s.excess(p);
+            let who = if excess > 0.0 {
+                if greatest.is_none_or(|(_, e)| excess > e) {
+                    greatest = Some((p, excess));
+                }
+                format!(
+                    "{name} is an offender (uses {}, over its limit {} by {})",
+                    bytes(s.usage[p]),
+                    bytes(s.limit[p]),
+                    bytes(excess)
+                )
+            } else {
+                format!(
+                    "{name} is within its limit ({} of {}), but no offender's files were left",
+                    bytes(s.usage[p]),
+                    bytes(s.limit[p])
+                )
+            };
+            let level = mine.iter().map(|f| deletion_level(v, f)).max().unwrap_or(0);
+            let expendable = mine.iter().filter(|f| !f.sticky).count();
+            let expired = mine
+                .iter()
+                .filter(|f| f.sticky && deletion_level(v, f) == 0)
+                .count();
+            let mut what = format!(
+                "{} of its files ({}), deletion level up to {level}",
+                mine.len(),
+                bytes(mine.iter().map(|f| f.bytes).sum())
+            );
+            if expendable > 0 {
+                what.push_str(&format!(", {expendable} expendable (not sticky)"));
+            }
+            if expired > 0 {
+                what.push_str(&format!(", {expired} expired"));
+            }
+            parts.push(format!("{who}: {what}"));
+        }
+        if let Some((p, excess)) = greatest {
+            reason = reason
+                .with("offender", v.projects()[p].name.as_str())
+                .with("excess_bytes", excess);
+        }
+        if !plan.delete_jobs.is_empty() {
+            parts.push(format!(
+                "{} results deleted (latest received first): deleting files was not enough to bring BOINC's usage within the limit",
+                plan.delete_jobs.len()
+            ));
+        }
+        if plan.suspend {
+            parts.push("computation suspended: nothing more can be freed".into());
+        }
+        let over = s.total + v.disk().core_usage - v.disk().total_limit;
+        reason.text = crate::why::join(&parts);
+        Ok(Some(
+            reason
+                .with("files", plan.delete_files.len())
+                .with("jobs", plan.delete_jobs.len())
+                .with("over_total_limit_bytes", over)
+                .with("free_bytes", s.free())
+                .with("suspend", plan.suspend),
+        ))
     }
 }

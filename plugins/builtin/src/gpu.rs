@@ -26,10 +26,29 @@
 
 use std::cell::RefCell;
 use vcsim_blocks::rr_sim::{self, RrResult};
+use vcsim_framework::explain::{clock, short_duration, short_number};
 use vcsim_framework::{
-    Candidate, PolicyResult, RpcReply, RscRequest, RscStatus, ServerRequest, Time, Verdict, View,
-    WorkFetcher, WorkRequest, WorkSender, CPU,
+    Candidate, PolicyResult, Reason, RpcReply, RscRequest, RscStatus, ServerRequest, Time, Verdict,
+    View, WorkFetcher, WorkRequest, WorkSender, CPU,
 };
+
+/// What `decide` did, for the reasons: a `select_project` call began for a
+/// resource (idle or shortfall pass), or passed a project over.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Note {
+    Select { r: usize, idle: bool },
+    Skip { p: usize, why: Skip },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Skip {
+    NotContactable,
+    BackedOff,
+    CapsFilled,
+    HeldByCaps,
+    Overworked,
+    Misses(u32),
+}
 
 /// The longest per-resource back-off: 24 hours (the seed).
 pub const RSC_BACKOFF_MAX: f64 = 86400.0;
@@ -159,28 +178,61 @@ impl GpuFetch {
     }
 
     /// The seed's `select_project` for resource `r`.
-    fn select_project(&self, v: &View, rr: &[RrResult], r: usize, idle: bool) -> Option<usize> {
+    fn select_project(
+        &self,
+        v: &View,
+        rr: &[RrResult],
+        r: usize,
+        idle: bool,
+        note: &mut impl FnMut(Note),
+    ) -> Option<usize> {
         let now = v.now();
         let n = v.host().ninstances(r);
         let period = v.prefs().sched_period;
         let mut best: Option<(usize, f64)> = None;
+        note(Note::Select { r, idle });
         for p in 0..v.projects().len() {
-            if !v.contactable(p) || self.backed_off(p, r, now) {
+            if !v.contactable(p) {
+                note(Note::Skip {
+                    p,
+                    why: Skip::NotContactable,
+                });
+                continue;
+            }
+            if self.backed_off(p, r, now) {
+                note(Note::Skip {
+                    p,
+                    why: Skip::BackedOff,
+                });
                 continue;
             }
             let pr = &rr[r].projects[p];
             // Capped by max_concurrent, and its jobs already fill what the
             // caps let it use: it would get work it cannot run.
             if pr.can_use.is_finite() && pr.shortfall <= 0.0 {
+                note(Note::Skip {
+                    p,
+                    why: Skip::CapsFilled,
+                });
                 continue;
             }
             // Its jobs fill one of its caps beyond the buffer: more would
             // only wait (BOINC's `MAX_CONCURRENT` reason).
             if rr_sim::held_by_caps(&rr[r], p, now + v.prefs().work_buf_total()) {
+                note(Note::Skip {
+                    p,
+                    why: Skip::HeldByCaps,
+                });
                 continue;
             }
             let overworked = self.overall_ltd(v, p) < -period;
             if !idle && (overworked || pr.misses as f64 >= n) {
+                let why = if overworked {
+                    Skip::Overworked
+                } else {
+                    Skip::Misses(pr.misses)
+                };
+                note(Note::Skip { p, why });
                 continue;
             }
             let score = self.overall_ltd(v, p) + pr.shortfall;
@@ -193,6 +245,15 @@ impl GpuFetch {
 
     /// The decision: which project, and the request (the seed's `send_req`).
     pub fn decide(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
+        self.decide_noting(v, &mut |_| {})
+    }
+
+    /// `decide`, telling `note` what each `select_project` did.
+    fn decide_noting(
+        &self,
+        v: &View,
+        note: &mut impl FnMut(Note),
+    ) -> PolicyResult<Option<WorkRequest>> {
         let nr = v.host().nrsc();
         let mut rr = self.rr.borrow_mut();
         rr.resize(nr, RrResult::default());
@@ -210,7 +271,7 @@ impl GpuFetch {
         // Idle GPU first, then idle CPU, then GPU shortfall, then CPU shortfall.
         for r in gpus.clone() {
             if wf[r].nidle > 0.0 {
-                if let Some(p) = self.select_project(v, &rr, r, true) {
+                if let Some(p) = self.select_project(v, &rr, r, true, note) {
                     wf[CPU].shortfall = 0.0;
                     chosen = Some(p);
                     break;
@@ -218,7 +279,7 @@ impl GpuFetch {
             }
         }
         if chosen.is_none() && wf[CPU].nidle > 0.0 {
-            if let Some(p) = self.select_project(v, &rr, CPU, true) {
+            if let Some(p) = self.select_project(v, &rr, CPU, true, note) {
                 for r in gpus.clone() {
                     wf[r].shortfall = 0.0;
                 }
@@ -228,7 +289,7 @@ impl GpuFetch {
         if chosen.is_none() {
             for r in gpus.clone() {
                 if wf[r].shortfall > 0.0 {
-                    if let Some(p) = self.select_project(v, &rr, r, false) {
+                    if let Some(p) = self.select_project(v, &rr, r, false, note) {
                         chosen = Some(p);
                         break;
                     }
@@ -236,7 +297,7 @@ impl GpuFetch {
             }
         }
         if chosen.is_none() && wf[CPU].shortfall > 0.0 {
-            chosen = self.select_project(v, &rr, CPU, false);
+            chosen = self.select_project(v, &rr, CPU, false, note);
         }
         let Some(p) = chosen else { return Ok(None) };
         // Ask only for the resources this project is not backed off for.
@@ -356,6 +417,117 @@ impl WorkFetcher for GpuFetch {
         Ok(self.decide(v)?.filter(|r| r.project == project))
     }
 
+    /// The seed's order (idle GPU, idle CPU, GPU shortfall, CPU shortfall):
+    /// which step chose, the project's overall debt plus shortfall, why the
+    /// others were passed over, and the request's fields.
+    fn explain_request(&self, v: &View, req: &WorkRequest) -> PolicyResult<Option<Reason>> {
+        let mut last: Option<(usize, bool)> = None;
+        let mut skips: Vec<(usize, Skip)> = Vec::new();
+        let chosen = self.decide_noting(v, &mut |n| match n {
+            Note::Select { r, idle } => {
+                last = Some((r, idle));
+                skips.clear();
+            }
+            Note::Skip { p, why } => skips.push((p, why)),
+        })?;
+        let rr = self.rr.borrow();
+        let name = |q: usize| v.project(q).name.as_str();
+        let rname = |r: usize| v.host().rsc_name(r).to_string();
+        let p = req.project;
+        let mut parts = Vec::new();
+        let mut reason = Reason::new("");
+        match last {
+            Some((r, idle)) if chosen.as_ref().map(|c| c.project) == Some(p) => {
+                let step = if idle {
+                    format!(
+                        "idle {}: {} instances idle",
+                        rname(r),
+                        short_number(rr[r].nidle)
+                    )
+                } else {
+                    format!(
+                        "{} shortfall {} in the round-robin simulation",
+                        rname(r),
+                        short_duration(rr[r].shortfall)
+                    )
+                };
+                parts.push(step);
+                let score = self.overall_ltd(v, p) + rr[r].projects[p].shortfall;
+                parts.push(format!(
+                    "{} has the largest overall long-term debt plus shortfall {} among projects not backed off for {}",
+                    name(p),
+                    short_duration(score),
+                    rname(r)
+                ));
+                let period = v.prefs().sched_period;
+                for q in (0..v.projects().len()).filter(|&q| q != p) {
+                    let why = skips.iter().find(|x| x.0 == q).map(|x| x.1);
+                    let ltd = self.overall_ltd(v, q);
+                    parts.push(match why {
+                        Some(Skip::NotContactable) => format!(
+                            "{} backed off until {}",
+                            name(q),
+                            clock(v.project(q).rpc.min_rpc_time)
+                        ),
+                        Some(Skip::BackedOff) => format!(
+                            "{} backed off for {} until {}",
+                            name(q),
+                            rname(r),
+                            clock(self.data[q][r].backoff_until)
+                        ),
+                        Some(Skip::CapsFilled) | Some(Skip::HeldByCaps) => {
+                            format!("{}: its jobs fill its max_concurrent caps", name(q))
+                        }
+                        Some(Skip::Overworked) => format!(
+                            "{} overworked (LTD {}, below minus one scheduling period {})",
+                            name(q),
+                            short_duration(ltd),
+                            short_duration(period)
+                        ),
+                        Some(Skip::Misses(m)) => {
+                            format!("{} has {m} deadline misses on {}", name(q), rname(r))
+                        }
+                        None => format!(
+                            "{}: lower debt plus shortfall {}",
+                            name(q),
+                            short_duration(ltd + rr[r].projects[q].shortfall)
+                        ),
+                    });
+                }
+                reason = reason
+                    .with("rsc", rname(r))
+                    .with("idle", idle)
+                    .with("shortfall_s", rr[r].shortfall)
+                    .with("nidle", rr[r].nidle)
+                    .with("ltd_s", self.overall_ltd(v, p))
+                    .with("score_s", score);
+            }
+            _ => parts.push("contacted anyway (to report results)".into()),
+        }
+        for (r, x) in req.rsc.iter().enumerate() {
+            if x.req_seconds > 0.0 || x.req_ninstances > 0.0 {
+                parts.push(format!(
+                    "asks for {} of {} and {} idle instances",
+                    short_duration(x.req_seconds),
+                    rname(r),
+                    short_number(x.req_ninstances)
+                ));
+                let n = rname(r);
+                reason = reason
+                    .with(format!("{n}_req_s"), x.req_seconds)
+                    .with(format!("{n}_instances"), x.req_ninstances);
+            } else if self.backed_off(p, r, v.now()) {
+                parts.push(format!(
+                    "nothing of {}: backed off for it until {}",
+                    rname(r),
+                    clock(self.data[p][r].backoff_until)
+                ));
+            }
+        }
+        reason.text = crate::why::join(&parts);
+        Ok(Some(reason.with("project", name(p))))
+    }
+
     fn on_reply(&mut self, v: &View, reply: &RpcReply) -> PolicyResult<()> {
         self.ensure(v);
         if !reply.reached {
@@ -440,5 +612,49 @@ impl WorkSender for GpuSend {
         } else {
             Ok(Verdict::Stop)
         }
+    }
+
+    /// What of the candidate's resource the reply still has to cover.
+    fn explain_verdict(
+        &self,
+        req: &ServerRequest,
+        sent: &[Candidate],
+        cand: &Candidate,
+        verdict: Verdict,
+    ) -> PolicyResult<Option<Reason>> {
+        let r = req.request;
+        if !r.per_resource() {
+            return crate::ws::Ws1.explain_verdict(req, sent, cand, verdict);
+        }
+        let rsc = req.host.rsc_name(cand.rsc);
+        let x = r.rsc[cand.rsc];
+        let mine = sent.iter().filter(|c| c.rsc == cand.rsc);
+        let secs: f64 = mine
+            .clone()
+            .map(|c| c.est_seconds * vcsim_blocks::server_fill::width(c))
+            .sum::<f64>()
+            + 0.0;
+        let inst: f64 = mine.map(vcsim_blocks::server_fill::width).sum::<f64>() + 0.0;
+        let text = match verdict {
+            Verdict::Send => format!(
+                "sent: {rsc} is not yet covered (jobs sent: {} of {} asked, {} of {} instances)",
+                short_duration(secs),
+                short_duration(x.req_seconds),
+                short_number(inst),
+                short_number(x.req_ninstances)
+            ),
+            Verdict::Skip => format!(
+                "skipped: {rsc} is covered or not asked for; another requested resource is not"
+            ),
+            Verdict::Stop => "request filled: every requested resource is covered".to_string(),
+        };
+        Ok(Some(
+            Reason::new(text)
+                .with("rsc", rsc)
+                .with("sent_s", secs)
+                .with("req_seconds", x.req_seconds)
+                .with("sent_instances", inst)
+                .with("req_instances", x.req_ninstances),
+        ))
     }
 }

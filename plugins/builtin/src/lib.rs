@@ -19,6 +19,7 @@ pub mod wf1;
 pub mod wf1_v4;
 pub mod wf2;
 pub mod wf3;
+mod why;
 pub mod ws;
 pub mod ws3;
 

@@ -15,7 +15,8 @@ use std::cell::RefCell;
 use vcsim_blocks::debt::LongTermDebt;
 use vcsim_blocks::quiet;
 use vcsim_blocks::rr_sim::{self, RrResult};
-use vcsim_framework::{JobState, PolicyResult, Time, View, WorkFetcher, WorkRequest, CPU};
+use vcsim_framework::explain::{clock, short_duration};
+use vcsim_framework::{JobState, PolicyResult, Reason, Time, View, WorkFetcher, WorkRequest, CPU};
 
 #[derive(Default)]
 pub struct Wf1 {
@@ -118,5 +119,64 @@ impl WorkFetcher for Wf1 {
         let want = target(v, project) - d[project];
         Ok((want > 0.0 && v.project(project).has_rsc_apps[CPU])
             .then(|| WorkRequest::seconds(project, want.max(1.0), v.host().nrsc())))
+    }
+
+    /// The project's queued CPU work against its share of the buffer, why
+    /// it and not the others (long-term debt plus shortfall, back-off,
+    /// enough queued).
+    fn explain_request(&self, v: &View, req: &WorkRequest) -> PolicyResult<Option<Reason>> {
+        let chosen = self.decide(v)?.map(|x| x.0);
+        let mut d = Vec::new();
+        queued(v, |i| v.remaining_seconds(&v.jobs()[i]), &mut d)?;
+        let name = |p: usize| v.project(p).name.as_str();
+        let score = |p: usize| self.ltd.get(p) + self.shortfall.get(p).copied().unwrap_or(0.0);
+        let p = req.project;
+        let mut parts = vec![format!(
+            "{} has {} of CPU work queued, below its share of the buffer {}: asks for the difference",
+            name(p),
+            short_duration(d[p]),
+            short_duration(target(v, p))
+        )];
+        if chosen == Some(p) {
+            parts.push(format!(
+                "the largest long-term debt plus shortfall {} among projects short of work",
+                short_duration(score(p))
+            ));
+            for q in (0..v.projects().len()).filter(|&q| q != p) {
+                parts.push(if !v.contactable(q) {
+                    format!(
+                        "{} backed off until {}",
+                        name(q),
+                        clock(v.project(q).rpc.min_rpc_time)
+                    )
+                } else if !v.project(q).has_rsc_apps[CPU] {
+                    format!("{} has no app for the CPU", name(q))
+                } else if d[q] >= target(v, q) {
+                    format!(
+                        "{} has enough queued ({} of {})",
+                        name(q),
+                        short_duration(d[q]),
+                        short_duration(target(v, q))
+                    )
+                } else {
+                    format!(
+                        "{}: lower long-term debt plus shortfall {}",
+                        name(q),
+                        short_duration(score(q))
+                    )
+                });
+            }
+        } else {
+            parts.push("contacted anyway (to report results)".into());
+        }
+        Ok(Some(
+            Reason::new(crate::why::join(&parts))
+                .with("project", name(p))
+                .with("queued_s", d[p])
+                .with("target_s", target(v, p))
+                .with("ltd_s", self.ltd.get(p))
+                .with("score_s", score(p))
+                .with("req_seconds", req.work_req_seconds),
+        ))
     }
 }

@@ -11,7 +11,8 @@
 //! most urgent (least time to starvation) is asked first.
 
 use vcsim_blocks::quiet;
-use vcsim_framework::{JobState, PolicyResult, Time, View, WorkFetcher, WorkRequest};
+use vcsim_framework::explain::{clock, short_duration};
+use vcsim_framework::{JobState, PolicyResult, Reason, Time, View, WorkFetcher, WorkRequest};
 
 /// The document's urgency levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -188,5 +189,68 @@ impl WorkFetcher for Wf1V4 {
         let (u, _, req) = per[project];
         Ok((u != Urgency::DontNeedWork && req > 0.0)
             .then(|| WorkRequest::seconds(project, req, v.host().nrsc())))
+    }
+
+    /// The project's time to starvation (ETTPRC) against the low-water
+    /// mark, and why it and not the others.
+    fn explain_request(&self, v: &View, req: &WorkRequest) -> PolicyResult<Option<Reason>> {
+        let per = Wf1V4::compute(v)?;
+        let low = v.prefs().work_buf_min;
+        let high = low + v.prefs().work_buf_additional;
+        let name = |p: usize| v.project(p).name.as_str();
+        let p = req.project;
+        let (u, s, _) = per[p];
+        let mut parts = vec![format!(
+            "{}'s time to starvation (ETTPRC) {} is below the low-water mark {}{}: fill to the high-water mark {}",
+            name(p),
+            short_duration(s),
+            short_duration(low),
+            if u == Urgency::NeedWorkImmediately {
+                " (needs work immediately)"
+            } else {
+                ""
+            },
+            short_duration(high)
+        )];
+        if self.request(v)?.map(|r| r.project) != Some(p) {
+            parts.push("contacted anyway (to report results)".into());
+            return Ok(Some(
+                Reason::new(crate::why::join(&parts))
+                    .with("project", name(p))
+                    .with("ettprc_s", s)
+                    .with("req_seconds", req.work_req_seconds),
+            ));
+        }
+        parts.push("the least time to starvation among contactable projects that need work".into());
+        for (q, (uq, sq, rq)) in per.iter().enumerate() {
+            if q == p {
+                continue;
+            }
+            parts.push(if !v.project(q).has_rsc_apps[0] {
+                format!("{} has no app for the CPU", name(q))
+            } else if *uq == Urgency::DontNeedWork || *rq <= 0.0 {
+                format!(
+                    "{} does not need work (ETTPRC {})",
+                    name(q),
+                    short_duration(*sq)
+                )
+            } else if !v.contactable(q) {
+                format!(
+                    "{} backed off until {}",
+                    name(q),
+                    clock(v.project(q).rpc.min_rpc_time)
+                )
+            } else {
+                format!("{}: later starvation ({})", name(q), short_duration(*sq))
+            });
+        }
+        Ok(Some(
+            Reason::new(crate::why::join(&parts))
+                .with("project", name(p))
+                .with("ettprc_s", s)
+                .with("low_water_s", low)
+                .with("high_water_s", high)
+                .with("req_seconds", req.work_req_seconds),
+        ))
     }
 }

@@ -12,7 +12,8 @@ use vcsim_blocks::debt::LongTermDebt;
 use vcsim_blocks::key::Key;
 use vcsim_blocks::quiet;
 use vcsim_blocks::rr_sim::{self, RrResult};
-use vcsim_framework::{JobState, PolicyResult, Time, View, WorkFetcher, WorkRequest, CPU};
+use vcsim_framework::explain::{clock, short_duration};
+use vcsim_framework::{JobState, PolicyResult, Reason, Time, View, WorkFetcher, WorkRequest, CPU};
 
 /// Urgency levels of 2007's client (DONT_NEED, OK, NEED, NEED_IMMEDIATELY).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -27,6 +28,10 @@ pub struct Wf2 {
     pub ltd: LongTermDebt,
     rr: RefCell<RrResult>,
     quiet: RefCell<QuietScratch>,
+    /// In an explained run: the last request's decision and why each other
+    /// project was passed over (`explain_request` reads it, with `rr`,
+    /// rather than simulate again).
+    explained: RefCell<Option<Noted>>,
 }
 
 impl Default for Wf2 {
@@ -35,9 +40,14 @@ impl Default for Wf2 {
             ltd: LongTermDebt::default(),
             rr: RefCell::new(RrResult::default()),
             quiet: RefCell::new(Default::default()),
+            explained: RefCell::new(None),
         }
     }
 }
+
+/// A decision noted for its explanation: the view's time, the decision,
+/// and why each project was passed over.
+type Noted = (f64, Decision, Vec<Option<Skip>>);
 
 /// Scratch of `quiet_until`, kept between calls.
 #[derive(Default)]
@@ -53,6 +63,18 @@ struct QuietScratch {
     misses: Vec<u32>,
 }
 
+impl Urgency {
+    /// The level in words.
+    pub fn word(self) -> &'static str {
+        match self {
+            Urgency::DontNeed => "don't need",
+            Urgency::Ok => "ok",
+            Urgency::Need => "need",
+            Urgency::NeedImmediately => "need immediately",
+        }
+    }
+}
+
 /// What WF2 decided and why (for tests and the book's examples).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
@@ -62,12 +84,41 @@ pub struct Decision {
     pub seconds: f64,
 }
 
+/// Why `decide` passed a project over (for the reasons).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Skip {
+    NotContactable,
+    NoCpuApp,
+    CapsFilled,
+    HeldByCaps,
+    Misses(u32),
+    OverworkedOrNoShortfall,
+    NotUrgent,
+}
+
 impl Wf2 {
     pub fn overworked(&self, v: &View, p: usize) -> bool {
         self.ltd.get(p) < -v.prefs().sched_period
     }
 
     pub fn decide(&self, v: &View) -> PolicyResult<Decision> {
+        self.decide_noting(v, |_, _| {})
+    }
+
+    /// `decide`, noting in an explained run why each project was passed
+    /// over, for `explain_request` (asked next, about this decision).
+    fn decide_explained(&self, v: &View) -> PolicyResult<Decision> {
+        if !v.explaining() {
+            return self.decide(v);
+        }
+        let mut skips = vec![None; v.projects().len()];
+        let d = self.decide_noting(v, |p, s| skips[p] = Some(s))?;
+        *self.explained.borrow_mut() = Some((v.now(), d.clone(), skips));
+        Ok(d)
+    }
+
+    /// `decide`, telling `note` why each project passed over was.
+    fn decide_noting(&self, v: &View, mut note: impl FnMut(usize, Skip)) -> PolicyResult<Decision> {
         let mut rr = self.rr.borrow_mut();
         let buffer = v.prefs().work_buf_total();
         rr_sim::simulate(v, CPU, buffer, &mut rr)?;
@@ -112,24 +163,33 @@ impl Wf2 {
         let mut best: Option<usize> = None;
         for p in 0..np {
             let pr = &rr.projects[p];
-            if !v.contactable(p) || !v.project(p).has_rsc_apps[CPU] {
+            if !v.contactable(p) {
+                note(p, Skip::NotContactable);
+                continue;
+            }
+            if !v.project(p).has_rsc_apps[CPU] {
+                note(p, Skip::NoCpuApp);
                 continue;
             }
             // A project whose max_concurrent caps let it use no more than its
             // jobs already fill has nothing to gain from more work (BOINC's
             // current client asks it for none): ask another.
             if pr.can_use.is_finite() && pr.shortfall <= 0.0 {
+                note(p, Skip::CapsFilled);
                 continue;
             }
             // Its jobs fill one of its caps beyond the buffer: more would
             // only wait (BOINC's `MAX_CONCURRENT` reason).
             if rr_sim::held_by_caps(&rr, p, v.now() + v.prefs().work_buf_total()) {
+                note(p, Skip::HeldByCaps);
                 continue;
             }
             if pr.misses as f64 >= n && urgency != Urgency::NeedImmediately {
+                note(p, Skip::Misses(pr.misses));
                 continue;
             }
             if (self.overworked(v, p) || pr.shortfall <= 0.0) && urgency < Urgency::Need {
+                note(p, Skip::OverworkedOrNoShortfall);
                 continue;
             }
             let p_urgency = if !pr.has_jobs {
@@ -140,6 +200,7 @@ impl Wf2 {
                 Urgency::Ok
             };
             if urgency == Urgency::Ok && p_urgency <= Urgency::Ok {
+                note(p, Skip::NotUrgent);
                 continue;
             }
             let replace = match best {
@@ -359,14 +420,107 @@ impl WorkFetcher for Wf2 {
     }
 
     fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
-        let d = self.decide(v)?;
+        let d = self.decide_explained(v)?;
         Ok(d.project
             .map(|p| WorkRequest::seconds(p, d.seconds, v.host().nrsc())))
     }
 
     fn piggyback(&self, v: &View, project: usize) -> PolicyResult<Option<WorkRequest>> {
-        let d = self.decide(v)?;
+        let d = self.decide_explained(v)?;
         Ok((d.project == Some(project))
             .then(|| WorkRequest::seconds(project, d.seconds, v.host().nrsc())))
+    }
+
+    /// The CPU shortfall of the round-robin simulation, the urgency, the
+    /// project with the largest long-term debt plus shortfall, and why each
+    /// other project was not asked.
+    fn explain_request(&self, v: &View, req: &WorkRequest) -> PolicyResult<Option<Reason>> {
+        let np = v.projects().len();
+        // The request's own decision if it was noted (the round-robin
+        // simulation in `rr` is still its own), else decided again.
+        let noted = self.explained.borrow_mut().take().filter(|(t, d, _)| {
+            *t == v.now() && d.project == Some(req.project) && d.seconds == req.work_req_seconds
+        });
+        let (d, skips) = match noted {
+            Some((_, d, skips)) => (d, skips),
+            None => {
+                let mut skips: Vec<Option<Skip>> = vec![None; np];
+                let d = self.decide_noting(v, |p, s| skips[p] = Some(s))?;
+                (d, skips)
+            }
+        };
+        let rr = self.rr.borrow();
+        let name = |p: usize| v.project(p).name.as_str();
+        let score = |p: usize| self.ltd.get(p) + rr.projects[p].shortfall;
+        let p = req.project;
+        let mut parts = vec![format!(
+            "CPU shortfall {} in the round-robin simulation (urgency: {})",
+            short_duration(d.shortfall),
+            d.urgency.word()
+        )];
+        if d.project == Some(p) {
+            parts.push(format!(
+                "{} has the largest long-term debt plus shortfall {} among contactable projects (LTD {}, its shortfall {})",
+                name(p),
+                short_duration(score(p)),
+                short_duration(self.ltd.get(p)),
+                short_duration(rr.projects[p].shortfall)
+            ));
+        }
+        for q in (0..np).filter(|&q| q != p) {
+            let pr = &rr.projects[q];
+            let s = match skips[q] {
+                Some(Skip::NotContactable) => format!(
+                    "{} backed off until {}",
+                    name(q),
+                    clock(v.project(q).rpc.min_rpc_time)
+                ),
+                Some(Skip::NoCpuApp) => format!("{} has no app for the CPU", name(q)),
+                Some(Skip::CapsFilled) | Some(Skip::HeldByCaps) => {
+                    format!("{}: its jobs fill its max_concurrent caps", name(q))
+                }
+                Some(Skip::Misses(m)) => {
+                    format!("{} has {m} deadline misses (in deadline trouble)", name(q))
+                }
+                Some(Skip::OverworkedOrNoShortfall) if self.overworked(v, q) => format!(
+                    "{} overworked (LTD {})",
+                    name(q),
+                    short_duration(self.ltd.get(q))
+                ),
+                Some(Skip::OverworkedOrNoShortfall) | Some(Skip::NotUrgent) => {
+                    format!("{} has no shortfall of its own", name(q))
+                }
+                None if pr.misses > 0 => format!("{} has {} deadline misses", name(q), pr.misses),
+                None if self.overworked(v, q) => format!(
+                    "{} overworked (LTD {})",
+                    name(q),
+                    short_duration(self.ltd.get(q))
+                ),
+                None => format!(
+                    "{}: lower long-term debt plus shortfall {}",
+                    name(q),
+                    short_duration(score(q))
+                ),
+            };
+            parts.push(s);
+        }
+        parts.push(format!(
+            "asks for {} ({})",
+            short_duration(req.work_req_seconds),
+            if rr.projects[p].can_use.is_finite() {
+                "its own max_concurrent shortfall"
+            } else {
+                "the larger of its shortfall and its share of the CPU shortfall"
+            }
+        ));
+        Ok(Some(
+            Reason::new(crate::why::join(&parts))
+                .with("shortfall_s", d.shortfall)
+                .with("urgency", d.urgency.word())
+                .with("project", name(p))
+                .with("ltd_s", self.ltd.get(p))
+                .with("project_shortfall_s", rr.projects[p].shortfall)
+                .with("req_seconds", req.work_req_seconds),
+        ))
     }
 }

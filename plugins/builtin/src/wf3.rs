@@ -20,9 +20,10 @@
 use std::cell::RefCell;
 use vcsim_blocks::list_sim::{buf_min, buf_total, ListSim, ProjectOrder, MIN_BUFFER_FLOOR};
 use vcsim_blocks::rec::RecPriority;
+use vcsim_framework::explain::{clock, short_duration, short_number};
 use vcsim_framework::rng::{stream, SimRng};
 use vcsim_framework::{
-    PolicyResult, RpcReply, RscRequest, Time, View, WorkFetcher, WorkRequest, CPU,
+    PolicyResult, Reason, RpcReply, RscRequest, Time, View, WorkFetcher, WorkRequest, CPU,
 };
 
 /// The first per-resource back-off (BOINC's `WF_MIN_BACKOFF_INTERVAL`).
@@ -468,5 +469,119 @@ impl WorkFetcher for Wf3 {
 
     fn quiet_until(&self, v: &View, limit: Time) -> PolicyResult<Option<Time>> {
         self.quiet(v, limit)
+    }
+
+    /// The resource saturated for less than the minimum buffer, the
+    /// project's REC priority less its queued work, why the projects of
+    /// higher priority were passed over, and the request's fields.
+    fn explain_request(&self, v: &View, req: &WorkRequest) -> PolicyResult<Option<Reason>> {
+        let mut w = self.work.borrow_mut();
+        self.setup(v, &mut w, true)?;
+        let w = &*w;
+        let sim = &w.sim;
+        let nr = v.host().nrsc();
+        let (min, total) = (buf_min(v), buf_total(v));
+        let p = req.project;
+        let name = |q: usize| v.project(q).name.as_str();
+        let rname = |r: usize| v.host().rsc_name(r).to_string();
+        let chosen = self.choose(v, w)?;
+        let mut parts = Vec::new();
+        let mut reason = Reason::new("");
+        if chosen.as_ref() == Some(req) {
+            let k = (0..nr).rev().find(|&r| {
+                self.rsc_reason(v, sim, p, r).is_none()
+                    && sim.saturated_time[r] < min
+                    && (!sim.has_mc[p] || sim.mc_shortfall(p, r) > 0.0)
+            });
+            if let Some(k) = k {
+                parts.push(format!(
+                    "{} saturated for {}, less than the minimum buffer {} (shortfall {})",
+                    rname(k),
+                    short_duration(sim.saturated_time[k]),
+                    short_duration(min),
+                    short_duration(sim.shortfall[k])
+                ));
+                reason = reason
+                    .with("rsc", rname(k))
+                    .with("saturated_s", sim.saturated_time[k])
+                    .with("min_buffer_s", min)
+                    .with("shortfall_s", sim.shortfall[k]);
+            }
+            parts.push(format!(
+                "{} has the highest REC priority less queued work ({}) among projects that may be asked for it",
+                name(p),
+                short_number(w.prio.prio[p] + 0.0)
+            ));
+            for &q in w.sorted.iter().take_while(|&&q| q != p) {
+                let why = match Self::project_reason(v, sim, q) {
+                    Some(ProjectReason::MinRpcTime) => format!(
+                        "{} backed off until {}",
+                        name(q),
+                        clock(v.project(q).rpc.min_rpc_time)
+                    ),
+                    Some(ProjectReason::TooManyRunnable) => {
+                        format!(
+                            "{} has more than {MAX_RUNNABLE_JOBS} runnable jobs",
+                            name(q)
+                        )
+                    }
+                    None => {
+                        let mut why = Vec::new();
+                        for r in (0..nr).rev() {
+                            let x = match self.rsc_reason(v, sim, q, r) {
+                                Some(RscReason::NoRscApps) => "no app".to_string(),
+                                Some(RscReason::ZeroShare) => "zero share".to_string(),
+                                Some(RscReason::MaxConcurrent) => {
+                                    "max_concurrent reached".to_string()
+                                }
+                                Some(RscReason::BackedOff) => format!(
+                                    "backed off until {}",
+                                    clock(self.rsc_backoff(q, r).until)
+                                ),
+                                None if sim.saturated_time[r] >= min => {
+                                    "saturated long enough".to_string()
+                                }
+                                None if sim.has_mc[q] && sim.mc_shortfall(q, r) <= 0.0 => {
+                                    "no max_concurrent shortfall".to_string()
+                                }
+                                None => {
+                                    "nothing to ask (no shortfall, no idle instance)".to_string()
+                                }
+                            };
+                            why.push(format!("{} {x}", rname(r)));
+                        }
+                        format!("{}: {}", name(q), why.join(", "))
+                    }
+                };
+                parts.push(why);
+            }
+        } else {
+            parts.push(format!(
+                "contacted anyway: asks for the resources not saturated through the whole buffer ({}) that no project of higher priority could supply",
+                short_duration(total)
+            ));
+        }
+        for (r, x) in req.rsc.iter().enumerate() {
+            if x.req_seconds > 0.0 || x.req_ninstances > 0.0 {
+                parts.push(format!(
+                    "{}: {} and {} idle instances, estimated delay {}",
+                    rname(r),
+                    short_duration(x.req_seconds),
+                    short_number(x.req_ninstances),
+                    short_duration(x.estimated_delay)
+                ));
+                let n = rname(r);
+                reason = reason
+                    .with(format!("{n}_req_s"), x.req_seconds)
+                    .with(format!("{n}_instances"), x.req_ninstances)
+                    .with(format!("{n}_delay_s"), x.estimated_delay);
+            }
+        }
+        reason.text = crate::why::join(&parts);
+        Ok(Some(
+            reason
+                .with("project", name(p))
+                .with("priority", w.prio.prio[p]),
+        ))
     }
 }

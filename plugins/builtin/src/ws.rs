@@ -11,7 +11,32 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use vcsim_blocks::key::Key;
 use vcsim_blocks::server_fill::seconds_to_fill;
-use vcsim_framework::{Candidate, PolicyResult, ReportedJob, ServerRequest, Verdict, WorkSender};
+use vcsim_framework::explain::{clock, short_duration};
+use vcsim_framework::{
+    Candidate, PolicyResult, Reason, ReportedJob, ServerRequest, Verdict, WorkSender,
+};
+
+/// The reason of a verdict made before any deadline check: the request does
+/// not ask for the resource, or is filled.
+fn fill_reason(req: &ServerRequest, sent: &[Candidate], cand: &Candidate) -> Option<Reason> {
+    let rsc = req.host.rsc_name(cand.rsc);
+    if !req.request.asks_for(cand.rsc) {
+        return Some(Reason::new(format!(
+            "skipped: the request does not ask for {rsc}"
+        )));
+    }
+    let left = seconds_to_fill(req, sent, cand.rsc);
+    if left <= 0.0 {
+        return Some(
+            Reason::new(format!(
+                "request filled: the {} jobs sent cover it",
+                sent.len()
+            ))
+            .with("to_fill_s", left),
+        );
+    }
+    None
+}
 
 #[derive(Default)]
 pub struct Ws1;
@@ -32,6 +57,26 @@ impl WorkSender for Ws1 {
             Verdict::Stop
         })
     }
+
+    fn explain_verdict(
+        &self,
+        req: &ServerRequest,
+        sent: &[Candidate],
+        cand: &Candidate,
+        _verdict: Verdict,
+    ) -> PolicyResult<Option<Reason>> {
+        if let Some(r) = fill_reason(req, sent, cand) {
+            return Ok(Some(r));
+        }
+        let left = seconds_to_fill(req, sent, cand.rsc);
+        Ok(Some(
+            Reason::new(format!(
+                "sent: {} of the request still to fill",
+                short_duration(left)
+            ))
+            .with("to_fill_s", left),
+        ))
+    }
 }
 
 #[derive(Default)]
@@ -41,12 +86,31 @@ pub struct Ws2 {
     /// candidate.
     without: BinaryHeap<Reverse<Key>>,
     with: BinaryHeap<Reverse<Key>>,
+    /// The last check's outcome, for the reasons.
+    last: Check,
+}
+
+/// What the last EDF check found (relative times).
+#[derive(Debug, Clone, Copy, Default)]
+struct Check {
+    /// 0: feasible; 1: the candidate late; 2: a job on time made late;
+    /// 3: a late job made later.
+    outcome: u8,
+    cand_finish: f64,
+    /// The job that failed the check: its source, finish without and
+    /// with the candidate, and computation deadline.
+    src: usize,
+    before: f64,
+    after: f64,
+    deadline: f64,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct EdfJob {
     deadline: f64,
     duration: f64,
+    /// Index into the workload, or past it into `sent`.
+    src: usize,
 }
 
 /// Schedules `job` on the instance of `free` that frees first (EDF on
@@ -70,16 +134,19 @@ impl Ws2 {
         let rel = |deadline: f64| deadline - bmin - req.now;
         self.jobs.clear();
         let same = |j: &&ReportedJob| j.rsc == rsc;
-        for j in req.workload.iter().filter(same) {
+        for (i, j) in req.workload.iter().enumerate().filter(|(_, j)| same(j)) {
             self.jobs.push(EdfJob {
                 deadline: rel(j.deadline),
                 duration: j.remaining_seconds,
+                src: i,
             });
         }
-        for c in sent.iter().filter(|c| c.rsc == rsc) {
+        let nw = req.workload.len();
+        for (i, c) in sent.iter().enumerate().filter(|(_, c)| c.rsc == rsc) {
             self.jobs.push(EdfJob {
                 deadline: rel(c.deadline),
                 duration: c.est_seconds,
+                src: nw + i,
             });
         }
         // (Stable: jobs of one deadline keep the order they were listed in.)
@@ -87,6 +154,7 @@ impl Ws2 {
         let cand = EdfJob {
             deadline: rel(cand.deadline),
             duration: cand.est_seconds,
+            src: usize::MAX,
         };
         let at = self
             .jobs
@@ -97,19 +165,32 @@ impl Ws2 {
             edf_next(&mut self.without, j);
         }
         self.with.clone_from(&self.without);
-        if edf_next(&mut self.with, &cand) > cand.deadline {
+        let finish = edf_next(&mut self.with, &cand);
+        self.last = Check {
+            cand_finish: finish,
+            ..Check::default()
+        };
+        if finish > cand.deadline {
+            self.last.outcome = 1;
             return false;
         }
         for j in &self.jobs[at..] {
             let before = edf_next(&mut self.without, j);
             let after = edf_next(&mut self.with, j);
             let was_on_time = before <= j.deadline;
-            if was_on_time && after > j.deadline {
-                return false;
-            }
-            if !was_on_time && after > before {
-                return false;
-            }
+            let outcome = if was_on_time && after > j.deadline {
+                2
+            } else if !was_on_time && after > before {
+                3
+            } else {
+                continue;
+            };
+            self.last.outcome = outcome;
+            self.last.src = j.src;
+            self.last.before = before;
+            self.last.after = after;
+            self.last.deadline = j.deadline;
+            return false;
         }
         true
     }
@@ -134,5 +215,89 @@ impl WorkSender for Ws2 {
         } else {
             Verdict::Stop
         })
+    }
+
+    /// The EDF check's result: the candidate's finish and deadline, or the
+    /// job it would make (more) late.
+    fn explain_verdict(
+        &self,
+        req: &ServerRequest,
+        sent: &[Candidate],
+        cand: &Candidate,
+        _verdict: Verdict,
+    ) -> PolicyResult<Option<Reason>> {
+        if let Some(r) = fill_reason(req, sent, cand) {
+            return Ok(Some(r));
+        }
+        let c = self.last;
+        let bmin = req.work_buf_min;
+        let abs = |t: f64| req.now + t;
+        let finish = abs(c.cand_finish);
+        let less = if bmin > 0.0 {
+            format!(" less the buffer minimum {}", short_duration(bmin))
+        } else {
+            String::new()
+        };
+        let r = match c.outcome {
+            0 => Reason::new(format!(
+                "sent: EDF with the job finishes it at {}, before its deadline {}{less}, and delays no other job past its deadline",
+                clock(finish),
+                clock(cand.deadline)
+            ))
+            .with("finish_s", finish)
+            .with("deadline_s", cand.deadline),
+            1 => Reason::new(format!(
+                "refused: EDF of the host's jobs with this one finishes it at {}, after its deadline {}{less} (BOINC's max_infeasible_count is 0: the reply ends)",
+                clock(finish),
+                clock(cand.deadline),
+            ))
+            .with("finish_s", finish)
+            .with("deadline_s", cand.deadline)
+            .with("check", "candidate late"),
+            _ => {
+                let nw = req.workload.len();
+                let (project, what) = if c.src < nw {
+                    let p = req.workload[c.src].project;
+                    (p, "a job on the host")
+                } else {
+                    (req.project, "a job sent in this reply")
+                };
+                let pname = if project == req.project {
+                    req.project_name.to_string()
+                } else {
+                    format!("project {project}")
+                };
+                let deadline = c.deadline + bmin + req.now;
+                let text = if c.outcome == 2 {
+                    format!(
+                        "refused: {what} of {pname} would finish at {}, after its deadline {}{less} (at {} without this one)",
+                        clock(abs(c.after)),
+                        clock(deadline),
+                        clock(abs(c.before))
+                    )
+                } else {
+                    format!(
+                        "refused: {what} of {pname} already late would finish later, at {} instead of {} (deadline {})",
+                        clock(abs(c.after)),
+                        clock(abs(c.before)),
+                        clock(deadline)
+                    )
+                };
+                Reason::new(text)
+                    .with("finish_s", abs(c.after))
+                    .with("finish_without_s", abs(c.before))
+                    .with("deadline_s", deadline)
+                    .with("job_project", project)
+                    .with(
+                        "check",
+                        if c.outcome == 2 {
+                            "other job made late"
+                        } else {
+                            "late job made later"
+                        },
+                    )
+            }
+        };
+        Ok(Some(r))
     }
 }

@@ -11,7 +11,8 @@
 //! same way on its one amount.
 
 use vcsim_blocks::server_fill::width;
-use vcsim_framework::{Candidate, PolicyResult, ServerRequest, Verdict, WorkSender, CPU};
+use vcsim_framework::explain::{clock, short_duration, short_number};
+use vcsim_framework::{Candidate, PolicyResult, Reason, ServerRequest, Verdict, WorkSender, CPU};
 
 #[derive(Default)]
 pub struct Ws3 {
@@ -19,28 +20,22 @@ pub struct Ws3 {
     reply: Option<(f64, usize)>,
     /// Apps refused in this reply (the emulator's `dont_use`).
     refused: Vec<usize>,
+    /// The last candidate failed the deadline check (for the reasons).
+    refused_now: bool,
 }
 
-/// A job's seconds as the emulator's server counts them against a request.
-fn counted(req: &ServerRequest, c: &Candidate) -> f64 {
-    c.est_seconds / req.on_fraction.clamp(0.01, 1.0)
+/// What a reply still has to fill, per resource: seconds, instances and the
+/// estimated delay of a new job.
+struct Fill {
+    secs: Vec<f64>,
+    inst: Vec<f64>,
+    delay: Vec<f64>,
 }
 
-impl WorkSender for Ws3 {
-    fn consider(
-        &mut self,
-        req: &ServerRequest,
-        sent: &[Candidate],
-        cand: &Candidate,
-    ) -> PolicyResult<Verdict> {
-        let key = (req.now, req.project);
-        if self.reply != Some(key) {
-            self.reply = Some(key);
-            self.refused.clear();
-        }
+impl Fill {
+    fn of(req: &ServerRequest, sent: &[Candidate], cand: &Candidate) -> Fill {
         let r = req.request;
         let nr = r.rsc.len().max(cand.rsc + 1);
-        // What the reply still has to fill, per resource.
         let mut secs = vec![0.0; nr];
         let mut inst = vec![0.0; nr];
         let mut delay = vec![0.0; nr];
@@ -64,7 +59,37 @@ impl WorkSender for Ws3 {
                 secs[CPU] -= e * c.cpus;
             }
         }
-        let need = |k: usize| secs[k] > 0.0 || inst[k] > 0.0;
+        Fill { secs, inst, delay }
+    }
+    fn need(&self, k: usize) -> bool {
+        self.secs[k] > 0.0 || self.inst[k] > 0.0
+    }
+}
+
+/// A job's seconds as the emulator's server counts them against a request.
+fn counted(req: &ServerRequest, c: &Candidate) -> f64 {
+    c.est_seconds / req.on_fraction.clamp(0.01, 1.0)
+}
+
+impl WorkSender for Ws3 {
+    fn consider(
+        &mut self,
+        req: &ServerRequest,
+        sent: &[Candidate],
+        cand: &Candidate,
+    ) -> PolicyResult<Verdict> {
+        let key = (req.now, req.project);
+        if self.reply != Some(key) {
+            self.reply = Some(key);
+            self.refused.clear();
+        }
+        self.refused_now = false;
+        let r = req.request;
+        let nr = r.rsc.len().max(cand.rsc + 1);
+        // What the reply still has to fill, per resource.
+        let f = Fill::of(req, sent, cand);
+        let delay = &f.delay;
+        let need = |k: usize| f.need(k);
         let k = if r.per_resource() { cand.rsc } else { CPU };
         if !need(k) || self.refused.contains(&cand.app) {
             return Ok(if (0..nr).any(need) {
@@ -76,8 +101,63 @@ impl WorkSender for Ws3 {
         // The emulator's default deadline check (not scaled by availability).
         if delay[cand.rsc] + cand.est_seconds > cand.deadline - req.now {
             self.refused.push(cand.app);
+            self.refused_now = true;
             return Ok(Verdict::Skip);
         }
         Ok(Verdict::Send)
+    }
+
+    /// What the resource still needs, and the deadline check: the
+    /// estimated delay plus the job's estimate against its latency bound.
+    fn explain_verdict(
+        &self,
+        req: &ServerRequest,
+        sent: &[Candidate],
+        cand: &Candidate,
+        verdict: Verdict,
+    ) -> PolicyResult<Option<Reason>> {
+        let f = Fill::of(req, sent, cand);
+        let k = if req.request.per_resource() {
+            cand.rsc
+        } else {
+            CPU
+        };
+        let rsc = req.host.rsc_name(cand.rsc);
+        let delay = f.delay[cand.rsc];
+        let bound = cand.deadline - req.now;
+        let r = match verdict {
+            Verdict::Stop => Reason::new("request filled: every requested resource is covered"),
+            Verdict::Skip if self.refused_now => Reason::new(format!(
+                "refused: estimated delay {} plus its estimate {} passes its deadline {} (in {}); its app is not offered again in this reply",
+                short_duration(delay),
+                short_duration(cand.est_seconds),
+                clock(cand.deadline),
+                short_duration(bound)
+            ))
+            .with("delay_s", delay)
+            .with("est_s", cand.est_seconds)
+            .with("bound_s", bound)
+            .with("deadline_s", cand.deadline),
+            Verdict::Skip if f.need(k) => {
+                Reason::new("skipped: its app was refused earlier in this reply")
+            }
+            Verdict::Skip => Reason::new(format!(
+                "skipped: {} is covered; another requested resource is not",
+                req.host.rsc_name(k)
+            )),
+            Verdict::Send => Reason::new(format!(
+                "sent: {rsc} still needs {} and {} instances; estimated delay {} plus its estimate {} is within its deadline (in {})",
+                short_duration(f.secs[k].max(0.0)),
+                short_number(f.inst[k].max(0.0)),
+                short_duration(delay),
+                short_duration(cand.est_seconds),
+                short_duration(bound)
+            ))
+            .with("to_fill_s", f.secs[k])
+            .with("delay_s", delay)
+            .with("est_s", cand.est_seconds)
+            .with("bound_s", bound),
+        };
+        Ok(Some(r))
     }
 }

@@ -5,12 +5,22 @@
 //! other. Everything here is `#[repr(C)]` plain data, borrowed pointers and
 //! `extern "C"` function pointers.
 //!
-//! This is version **2.2**: major [`ABI_VERSION`] 2, minor [`ABI_MINOR`] 2.
-//! 2.1 added [`View::cpu_allowed`] and [`View::gpu_allowed`]; 2.2 added
-//! what today's client's policies read: [`Project::rec`],
-//! [`View::rec_half_life`], [`RscRequest::estimated_delay`] (both ways),
-//! [`ServerRequest::on_fraction`], and today's client's simulation through
-//! the host callback [`View::list_sim`] (see "Host callbacks").
+//! This is version **2.3**: major [`ABI_VERSION`] 2, minor [`ABI_MINOR`] 3.
+//!
+//! Version history (each minor only appends; see "What a minor version
+//! may change"):
+//!
+//! - 2.1 added [`View::cpu_allowed`] and [`View::gpu_allowed`].
+//! - 2.2 added what today's client's policies read: [`Project::rec`],
+//!   [`View::rec_half_life`], [`RscRequest::estimated_delay`] (both ways),
+//!   [`ServerRequest::on_fraction`], and today's client's simulation
+//!   through the host callback [`View::list_sim`] (see "Host callbacks").
+//! - 2.3 added optional *reasons*: a plugin may say why it decided what it
+//!   did, with each run list (per entry), work request, send verdict and
+//!   disk plan, into a host buffer ([`ReasonBuf`]) that [`View::reason`]
+//!   and [`ServerRequest::reason`] point to, and the run list's entries
+//!   say which part of it is theirs ([`RunEntry::reason_start`],
+//!   [`RunEntry::reason_len`]). See "Reasons".
 //!
 //! # The rules
 //!
@@ -37,9 +47,10 @@
 //! 5. **Views in, decisions into host buffers.** Inputs are `#[repr(C)]`
 //!    views borrowed for the duration of one call: the plugin must not keep
 //!    any pointer from them. Outputs are written into buffers the host owns
-//!    ([`ArrayOut`], [`RequestOut`], [`DiskPlanOut`], [`ErrBuf`], plain
-//!    out-parameters). A decision that does not fit its buffer is a
-//!    [`STATUS_OVERFLOW`] error.
+//!    ([`ArrayOut`], [`RequestOut`], [`DiskPlanOut`], [`ErrBuf`],
+//!    [`ReasonBuf`], plain out-parameters). A decision that does not fit
+//!    its buffer is a [`STATUS_OVERFLOW`] error (a reason that does not fit
+//!    is cut instead: see "Reasons").
 //! 6. **No unwinding across the boundary.** Every function of a table
 //!    catches panics and returns [`STATUS_PANIC`] with the message in the
 //!    [`ErrBuf`]. (A plugin built with `panic = "abort"` aborts the process:
@@ -114,6 +125,41 @@
 //! writes the message into the plugin's [`ErrBuf`] (at most `cap` bytes).
 //! A callback never unwinds into the plugin.
 //!
+//! # Reasons
+//!
+//! Since 2.3 a plugin may give the reason of a decision, for vcsim's
+//! explained runs (`vcsim explain`). vcsim cannot tell a plugin whether the
+//! run explains, so reasons go with every decision, and the host converts
+//! them only when asked (so a run that does not explain pays a pointer
+//! and a length per call, and a plugin that gives none nothing more).
+//!
+//! - **Where.** In the calls whose decision may have a reason —
+//!   `schedule`, `request`, `piggyback`, `make_room`, `poll` (through
+//!   [`View::reason`]) and `consider` (through [`ServerRequest::reason`]) —
+//!   the host points to a [`ReasonBuf`] of its own: `cap` bytes at `ptr`,
+//!   `len` 0. In every other call, and for a plugin built for a minor
+//!   before 3 (which does not know the field), the pointer is null, and a
+//!   plugin writes nothing. The buffer is borrowed for the call like the
+//!   view (rule 5): the plugin writes at most `cap` bytes from `ptr`, sets
+//!   `len`, and keeps no pointer. Nothing is allocated by one side and
+//!   freed by the other.
+//! - **What.** A reason is UTF-8: a text for people, optionally followed
+//!   by data for programs, each item [`REASON_DATA_SEP`] (0x1F, ASCII's
+//!   unit separator) then `key=number` (a key without `=` or 0x1F; the
+//!   number as Rust's `f64` parses it: `7560`, `-0.5`, `1e-3`, `NaN`,
+//!   `inf`). `least slack: 2.1 h\x1Fslack_s=7560\x1Frank=1`. The text holds
+//!   no 0x1F. A reason of 0 bytes is no reason.
+//! - **Which.** A request's, a plan's or a verdict's reason is the
+//!   buffer's first `len` bytes. A run list's reasons share the buffer: each
+//!   [`RunEntry`] says where its reason is (`reason_start`, `reason_len`:
+//!   within the first `len` bytes; `reason_len` 0: none). The host fills
+//!   the entries' spans with 0 before the call (an older plugin leaves
+//!   them so) and reads them only for a plugin of 2.3 or later.
+//! - **Room.** A reason that does not fit is cut (at a UTF-8 boundary,
+//!   before any data item that does not fit whole); it is never an error.
+//!   The host's buffers are at least [`REASON_MIN_CAP`] bytes, and a run
+//!   list's at least that plus 256 bytes per job.
+//!
 //! This crate has no unsafe code: it only defines the types. The host
 //! (`vcsim-dylib-host`) and the SDK (`vcsim-dylib-sdk`, in its `Strided`
 //! arrays and the shims its export macros generate) are the only places
@@ -128,7 +174,11 @@ use std::ffi::c_void;
 pub const ABI_VERSION: u32 = 2;
 
 /// The ABI's minor version: bumped when a minor version adds something.
-pub const ABI_MINOR: u32 = 2;
+pub const ABI_MINOR: u32 = 3;
+
+/// The first minor version with reasons ([`ReasonBuf`]): the host offers
+/// its buffer to, and reads reasons of, a plugin of this minor or later.
+pub const REASONS_MINOR: u32 = 3;
 
 /// The version of the vcsim crates that speak this ABI (one workspace
 /// version: the SDK's, the host's and this crate's).
@@ -313,6 +363,24 @@ pub struct ErrBuf {
     pub cap: usize,
     pub len: usize,
 }
+
+/// Since 2.3: where a call writes the reason(s) of its decision (see
+/// "Reasons"): host-owned, borrowed for the call; the plugin writes at most
+/// `cap` bytes from `ptr` and sets `len`. Frozen.
+#[repr(C)]
+pub struct ReasonBuf {
+    pub ptr: *mut u8,
+    pub cap: usize,
+    /// Set by the plugin: the bytes written (0: no reason).
+    pub len: usize,
+}
+
+/// Since 2.3: in a reason, what comes before each data item (`key=number`).
+pub const REASON_DATA_SEP: u8 = 0x1f;
+
+/// Since 2.3: the least room a host gives a decision's reason, in bytes (a
+/// run list's buffer has this plus 256 bytes per job).
+pub const REASON_MIN_CAP: usize = 4096;
 
 // ----------------------------------------------------------------------
 // Views (host -> plugin, borrowed for one call)
@@ -575,6 +643,10 @@ pub struct View {
     /// Since 2.2: today's client's simulation of the view (null if the
     /// host does not offer it). See "Host callbacks".
     pub list_sim: Option<ListSimFn>,
+    /// Since 2.3: where the call's decision's reason goes (`schedule`,
+    /// `request`, `piggyback`, `make_room`, `poll`); null in other calls,
+    /// or when the host wants none. See "Reasons".
+    pub reason: *mut ReasonBuf,
 }
 
 /// Since 2.2: what today's client's simulation (BOINC's `RR_SIM`: list
@@ -752,6 +824,9 @@ pub struct ServerRequest {
     /// Since 2.2: the fraction of time the client expects the host to
     /// compute (1 unless it learns availability).
     pub on_fraction: f64,
+    /// Since 2.3: where the verdict's reason goes (null: the host wants
+    /// none). See "Reasons".
+    pub reason: *mut ReasonBuf,
 }
 
 pub const VERDICT_SEND: u8 = 0;
@@ -765,6 +840,12 @@ pub struct RunEntry {
     pub job: u64,
     /// `MODE_ROUND_ROBIN` or `MODE_DEADLINE`.
     pub mode: u8,
+    /// Since 2.3: where this entry's reason starts in the call's
+    /// [`ReasonBuf`] ([`View::reason`]), in bytes.
+    pub reason_start: usize,
+    /// Since 2.3: its reason's length in bytes (0: none; the host's
+    /// default).
+    pub reason_len: usize,
 }
 
 // ----------------------------------------------------------------------
@@ -791,7 +872,8 @@ pub struct CpuTable {
     pub summary: StaticStr,
     pub create: CreateFn,
     pub destroy: DestroyFn,
-    /// Fills `out` (room for one entry per job) with the jobs to run.
+    /// Fills `out` (room for one entry per job) with the jobs to run (since
+    /// 2.3, their reasons in the view's [`View::reason`]).
     pub schedule: unsafe extern "C" fn(
         state: State,
         view: &View,
@@ -991,6 +1073,22 @@ mod tests {
         assert!(offset_of!(ServerRequest, on_fraction) > offset_of!(ServerRequest, free_bytes));
         // A null callback is a null pointer (`Option` of a function).
         assert_eq!(size_of::<Option<ListSimFn>>(), size_of::<usize>());
+    }
+
+    #[test]
+    fn the_2_3_fields_come_after_every_earlier_one() {
+        use std::mem::{offset_of, size_of};
+        // After the whole 2.2 element or struct, padding included: a 2.2
+        // plugin writes its whole `RunEntry` (16 bytes), and the host's
+        // defaults beyond them stay.
+        assert_eq!(offset_of!(RunEntry, reason_start), 16);
+        assert!(offset_of!(RunEntry, reason_len) > offset_of!(RunEntry, reason_start));
+        assert_eq!(size_of::<RunEntry>(), 32);
+        assert!(offset_of!(View, reason) > offset_of!(View, list_sim));
+        assert!(offset_of!(ServerRequest, reason) > offset_of!(ServerRequest, on_fraction));
+        assert_eq!(size_of::<ReasonBuf>(), size_of::<ErrBuf>());
+        assert_eq!(REASON_DATA_SEP, 0x1f);
+        const { assert!(REASONS_MINOR <= ABI_MINOR) };
     }
 
     #[test]

@@ -7,10 +7,13 @@
 //!   scheduling period of bonus slack so that near-ties do not thrash.
 //!   Jobs with negative slack run in deadline mode. A project's or an app's
 //!   `max_concurrent` (if not 0) caps how many of its jobs run at once.
+//!   It says why it runs a job that starts or changes mode (ABI 2.3's
+//!   reasons, shown by `vcsim explain`): `least slack: 2.1 h (rank 1 of
+//!   7)`, with the slack in seconds and the rank as data.
 //! - `least-queued` (work fetcher): when the host's queued work drops below
 //!   the low-water mark (or too few jobs to fill the CPUs), ask the contactable project with the least work
 //!   relative to its resource share — CPU seconds used so far plus CPU
-//!   seconds queued — for enough to fill the buffer.
+//!   seconds queued — for enough to fill the buffer. It says why too.
 //!
 //! Build (in the vcsim checkout): `cargo build --release -p
 //! vcsim-dylib-example`, then `vcsim --plugin
@@ -59,7 +62,8 @@ impl CpuScheduler for LeastSlackFirst {
         self.per_app.resize(v.apps().len(), 0);
         const EPS: f64 = 1e-9;
         let jobs = v.jobs();
-        for &(slack, id, k) in &self.order {
+        let nrunnable = self.order.len();
+        for (rank, &(slack, id, k)) in self.order.iter().enumerate() {
             let j = &jobs[k];
             let fits = j.cpus <= self.free[0] + EPS
                 && j.gpu().is_none_or(|(r, n)| n <= self.free[r] + EPS);
@@ -80,12 +84,29 @@ impl CpuScheduler for LeastSlackFirst {
             if let Some((r, n)) = j.gpu() {
                 self.free[r] -= n;
             }
-            let mode = if slack < 0.0 {
-                RunMode::Deadline
+            let (mode, abi_mode) = if slack < 0.0 {
+                (RunMode::Deadline, abi::MODE_DEADLINE)
             } else {
-                RunMode::RoundRobin
+                (RunMode::RoundRobin, abi::MODE_ROUND_ROBIN)
             };
-            out.push(id, mode);
+            // A reason only where vcsim asks for one (a job that starts or
+            // changes mode), so that the others cost nothing.
+            if !j.is_running() || j.mode != abi_mode {
+                let mut text = format!(
+                    "least slack: {} (rank {} of {nrunnable})",
+                    duration(slack),
+                    rank + 1
+                );
+                if slack < 0.0 {
+                    text.push_str(", negative: deadline mode");
+                }
+                let reason = Reason::new(text)
+                    .with("slack_s", slack)
+                    .with("rank", (rank + 1) as f64);
+                out.push_with_reason(id, mode, reason);
+            } else {
+                out.push(id, mode);
+            }
             if self.free.iter().all(|f| *f <= EPS) {
                 break;
             }
@@ -94,9 +115,35 @@ impl CpuScheduler for LeastSlackFirst {
     }
 }
 
+/// A duration for a reason: `2.1 h`, `-25 min`, `3.5 d`, `40 s`.
+fn duration(secs: f64) -> String {
+    let a = secs.abs();
+    if a >= 2.0 * 86400.0 {
+        format!("{:.1} d", secs / 86400.0)
+    } else if a >= 2.0 * 3600.0 {
+        format!("{:.1} h", secs / 3600.0)
+    } else if a >= 120.0 {
+        format!("{:.0} min", secs / 60.0)
+    } else {
+        format!("{secs:.0} s")
+    }
+}
+
 /// Ask the project with the least work (used + queued) for its share.
 #[derive(Default)]
 pub struct LeastQueued;
+
+/// What `least-queued` decides, and why.
+struct Ask {
+    project: usize,
+    seconds: f64,
+    /// Wall seconds of work the host holds.
+    held: f64,
+    /// Whether the queued jobs fill the CPUs.
+    filled: bool,
+    /// The project's CPU seconds used and queued per share.
+    per_share: f64,
+}
 
 impl LeastQueued {
     /// CPU seconds of work queued per project.
@@ -111,10 +158,9 @@ impl LeastQueued {
         }
         q
     }
-}
 
-impl WorkFetcher for LeastQueued {
-    fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
+    /// The request to make, if any, and what it rests on.
+    fn decide(v: &View) -> Option<Ask> {
         let ncpus = v.host().ncpus.max(1.0);
         let q = Self::queued(v);
         // Wall seconds of work the host holds, at its expected availability.
@@ -126,8 +172,9 @@ impl WorkFetcher for LeastQueued {
             .filter(|j| j.is_runnable() && j.gpu().is_none())
             .map(|j| j.cpus)
             .sum();
-        if held >= v.prefs().work_buf_min && runnable >= v.host().ncpus {
-            return Ok(None);
+        let filled = runnable >= v.host().ncpus;
+        if held >= v.prefs().work_buf_min && filled {
+            return None;
         }
         let want = (v.prefs().work_buf_total() - held) * ncpus * v.on_fraction();
         let mut best: Option<(usize, f64)> = None;
@@ -139,7 +186,47 @@ impl WorkFetcher for LeastQueued {
                 best = Some((p, rel));
             }
         }
-        Ok(best.map(|(p, _)| WorkRequest::seconds(p, want.max(1.0), v.nrsc())))
+        best.map(|(project, per_share)| Ask {
+            project,
+            seconds: want.max(1.0),
+            held,
+            filled,
+            per_share,
+        })
+    }
+}
+
+impl WorkFetcher for LeastQueued {
+    fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
+        Ok(Self::decide(v).map(|a| WorkRequest::seconds(a.project, a.seconds, v.nrsc())))
+    }
+
+    fn explain_request(&self, v: &View, req: &WorkRequest) -> PolicyResult<Option<Reason>> {
+        // `request` is pure: the same view decides the same.
+        let Some(a) = Self::decide(v).filter(|a| a.project == req.project) else {
+            return Ok(None);
+        };
+        let low = v.prefs().work_buf_min;
+        let why = if a.held < low {
+            format!(
+                "queued work {} is below the low-water mark {}",
+                duration(a.held),
+                duration(low)
+            )
+        } else {
+            "too few jobs to fill the CPUs".to_string()
+        };
+        let text = format!(
+            "{why}; {} has the least work per share ({})",
+            v.project(a.project).name(),
+            duration(a.per_share)
+        );
+        Ok(Some(
+            Reason::new(text)
+                .with("held_s", a.held)
+                .with("filled", if a.filled { 1.0 } else { 0.0 })
+                .with("work_per_share_s", a.per_share),
+        ))
     }
 }
 

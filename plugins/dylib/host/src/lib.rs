@@ -13,6 +13,13 @@
 //! buffers. An error or a panic in the plugin comes back as a
 //! [`PolicyError`] naming the plugin and the call; the run fails with it.
 //!
+//! Reasons (ABI 2.3): in the calls whose decision may have one, an adapter
+//! offers a plugin of 2.3 or later a buffer of its own, keeps what the
+//! plugin wrote there as raw bytes, and converts it into vcsim's `Reason`
+//! only when the simulator asks (`explain`, `explain_request`,
+//! `explain_verdict`, `explain_plan`, asked only in explained runs), so a
+//! run that does not explain copies and converts nothing.
+//!
 //! This is the only crate of vcsim with unsafe code across the boundary;
 //! each `unsafe` block relies on the checks done at load time and on the
 //! ABI's contract.
@@ -30,8 +37,8 @@ use vcsim_dylib_abi::Table;
 use vcsim_framework::model::{DeletionPolicy, FileKind, JobState};
 use vcsim_framework::{
     AnyPolicy, Candidate, CompletionEstimator, CpuScheduler, DiskManager, DiskPlan, Entry, Family,
-    Job, PolicyError, PolicyResult, Registry, RpcReply, RscRequest, RscStatus, RunList, RunMode,
-    ServerRequest, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
+    Job, PolicyError, PolicyResult, Reason, Registry, RpcReply, RscRequest, RscStatus, RunList,
+    RunMode, ServerRequest, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
 };
 
 /// Environment variable that lets a plugin built by another `rustc` load.
@@ -288,13 +295,23 @@ fn check_table(shown: &str, t: PolicyTable) -> Result<PluginPolicy, String> {
 impl Plugin {
     /// Registry entries for every policy of the plugin.
     pub fn entries(self: &Arc<Self>) -> Vec<Entry> {
+        self.entries_as_minor(self.abi_minor)
+    }
+
+    /// Registry entries that treat the plugin as built for the older minor
+    /// version `minor` (at most its own): what a host reads of it and
+    /// offers it is what a plugin of that minor gets. For tests of
+    /// compatibility with older plugins.
+    #[doc(hidden)]
+    pub fn entries_as_minor(self: &Arc<Self>, minor: u32) -> Vec<Entry> {
+        let minor = minor.min(self.abi_minor);
         self.policies
             .iter()
             .map(|p| {
                 let who = Arc::new(Who {
                     plugin: self.path.display().to_string(),
                     name: p.name.clone(),
-                    minor: self.abi_minor,
+                    minor,
                 });
                 let table = p.table;
                 Entry::new(
@@ -432,9 +449,11 @@ fn make(table: PolicyTable, who: Arc<Who>) -> Result<AnyPolicy, String> {
             inst: Instance::new(t, who)?,
             snap: Snapshot::default(),
             run: Vec::new(),
+            nrun: 0,
         })),
         PolicyTable::Fetch(t) => AnyPolicy::Fetch(Box::new(FetchAdapter {
             inner: RefCell::new((Instance::new(t, who)?, Snapshot::default())),
+            asked: std::cell::Cell::new(None),
         })),
         PolicyTable::Send(t) => AnyPolicy::Send(Box::new(SendAdapter {
             inst: Instance::new(t, who)?,
@@ -442,6 +461,8 @@ fn make(table: PolicyTable, who: Arc<Who>) -> Result<AnyPolicy, String> {
             request: Vec::new(),
             workload: Vec::new(),
             sent: Vec::new(),
+            reasons: Reasons::default(),
+            verdict: None,
         })),
         PolicyTable::Estimate(t) => AnyPolicy::Estimate(Box::new(EstimateAdapter {
             inner: RefCell::new(EstimateInner {
@@ -454,6 +475,7 @@ fn make(table: PolicyTable, who: Arc<Who>) -> Result<AnyPolicy, String> {
             inner: RefCell::new((Instance::new(t, who)?, Snapshot::default())),
             delete_jobs: Vec::new(),
             delete_files: Vec::new(),
+            planned: None,
         })),
     })
 }
@@ -461,6 +483,88 @@ fn make(table: PolicyTable, who: Arc<Who>) -> Result<AnyPolicy, String> {
 /// The `size` of a host struct, for its head.
 fn size_of<T>() -> u32 {
     std::mem::size_of::<T>() as u32
+}
+
+/// The reason(s) a plugin wrote with its last decision (ABI 2.3), kept raw:
+/// converted only when the simulator asks (explained runs).
+#[derive(Default)]
+struct Reasons {
+    /// The buffer offered to the plugin (its length is the room).
+    buf: Vec<u8>,
+    /// Bytes the plugin wrote in the last call that offered the buffer.
+    len: usize,
+}
+
+impl Reasons {
+    /// Before a call whose decision may have a reason: forgets the last
+    /// one, and returns the buffer to offer a plugin of `minor` with room
+    /// for `cap` bytes (none before 2.3: such a plugin does not know it;
+    /// none in a run that does not explain: the plugin skips the work).
+    fn offer(&mut self, minor: u32, cap: usize, explaining: bool) -> Option<abi::ReasonBuf> {
+        self.len = 0;
+        if minor < abi::REASONS_MINOR || !explaining {
+            return None;
+        }
+        if self.buf.len() < cap {
+            self.buf.resize(cap, 0);
+        }
+        Some(abi::ReasonBuf {
+            ptr: self.buf.as_mut_ptr(),
+            cap: self.buf.len(),
+            len: 0,
+        })
+    }
+
+    /// After the call: keeps what the plugin says it wrote (if the call
+    /// failed, nothing).
+    fn keep(&mut self, rb: Option<&abi::ReasonBuf>, ok: bool) {
+        self.len = match rb {
+            Some(rb) if ok => rb.len.min(self.buf.len()),
+            _ => 0,
+        };
+    }
+
+    /// The reason at `start..start + len` of what the plugin wrote; `None`
+    /// if empty or out of it.
+    fn get(&self, start: usize, len: usize) -> Option<Reason> {
+        let end = start.checked_add(len)?;
+        if len == 0 || end > self.len {
+            return None;
+        }
+        Some(parse_reason(&self.buf[start..end]))
+    }
+
+    /// The whole of what the plugin wrote, as one reason.
+    fn whole(&self) -> Option<Reason> {
+        self.get(0, self.len)
+    }
+}
+
+/// The pointer to pass for a buffer `offer` made (null: none).
+fn reason_ptr(rb: &mut Option<abi::ReasonBuf>) -> *mut abi::ReasonBuf {
+    rb.as_mut()
+        .map_or(std::ptr::null_mut(), |r| r as *mut abi::ReasonBuf)
+}
+
+/// A reason in the ABI's encoding: the text, then each data item after
+/// 0x1F as `key=number` (an item that is not is left out).
+fn parse_reason(b: &[u8]) -> Reason {
+    let s = String::from_utf8_lossy(b);
+    let mut parts = s.split(abi::REASON_DATA_SEP as char);
+    let mut r = Reason::new(parts.next().unwrap_or_default());
+    for item in parts {
+        if let Some((k, x)) = item.split_once('=') {
+            if let (false, Ok(x)) = (k.is_empty(), x.parse::<f64>()) {
+                r = r.with(k.to_string(), x);
+            }
+        }
+    }
+    r
+}
+
+/// Room for a run list's reasons: the least, plus 256 bytes per job.
+fn run_list_reason_cap(njobs: usize) -> usize {
+    abi::REASON_MIN_CAP + 256 * njobs
 }
 
 /// Buffers a view's snapshot lives in, reused between calls.
@@ -474,6 +578,8 @@ struct Snapshot {
     files: Vec<abi::File>,
     /// Today's client's simulation, for the view's `list_sim` callback.
     sim: RefCell<SimCache>,
+    /// The reason(s) of the last decision (not touched by `build`).
+    reasons: Reasons,
 }
 
 // SAFETY: between calls the buffers only hold stale pointers (names of a
@@ -786,6 +892,8 @@ impl Snapshot {
             // Set by `SimCtx::attach` for the call.
             host_ctx: std::ptr::null(),
             list_sim: None,
+            // Set for the calls whose decision may have a reason.
+            reason: std::ptr::null_mut(),
         })
     }
 
@@ -804,11 +912,20 @@ struct CpuAdapter {
     inst: Instance<abi::CpuTable>,
     snap: Snapshot,
     run: Vec<abi::RunEntry>,
+    /// Entries of `run` the last `schedule` wrote (0 if it failed).
+    nrun: usize,
 }
 
 impl CpuScheduler for CpuAdapter {
     fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()> {
-        let view = self.snap.build(v)?;
+        self.nrun = 0;
+        let mut view = self.snap.build(v)?;
+        let mut rb = self.snap.reasons.offer(
+            self.inst.who.minor,
+            run_list_reason_cap(v.jobs().len()),
+            v.explaining(),
+        );
+        view.reason = reason_ptr(&mut rb);
         let ctx = self.snap.ctx(v);
         let view = ctx.attach(view);
         self.run.clear();
@@ -816,11 +933,13 @@ impl CpuScheduler for CpuAdapter {
         let mut ro = abi::ArrayOut::new(&mut self.run);
         let mut eb = self.inst.errbuf();
         // SAFETY: the view points into `self.snap` and the state, untouched
-        // during the call; `ro` describes `self.run` and `eb` the error
-        // buffer, both live and writable.
+        // during the call; `ro` describes `self.run`, `eb` the error buffer
+        // and `rb` (if any) `self.snap.reasons`, all live and writable.
         let st = unsafe { (self.inst.table.schedule)(self.inst.state, &view, &mut ro, &mut eb) };
+        self.snap.reasons.keep(rb.as_ref(), st == abi::STATUS_OK);
         self.inst.check(st, &eb, "schedule")?;
-        for e in &self.run[..ro.len.min(self.run.len())] {
+        self.nrun = ro.len.min(self.run.len());
+        for e in &self.run[..self.nrun] {
             out.push(
                 e.job,
                 if e.mode == abi::MODE_DEADLINE {
@@ -832,6 +951,18 @@ impl CpuScheduler for CpuAdapter {
         }
         Ok(())
     }
+
+    /// The reason the plugin gave with `job`'s entry in the last run list
+    /// (a plugin of 2.3 or later); none for a job it did not list.
+    fn explain(&self, _v: &View, _out: &RunList, job: u64) -> PolicyResult<Option<Reason>> {
+        if self.inst.who.minor < abi::REASONS_MINOR {
+            return Ok(None);
+        }
+        Ok(self.run[..self.nrun]
+            .iter()
+            .find(|e| e.job == job)
+            .and_then(|e| self.snap.reasons.get(e.reason_start, e.reason_len)))
+    }
 }
 
 // ---------------------------------------------------------------- fetch
@@ -840,6 +971,9 @@ type FetchInner = (Instance<abi::FetchTable>, Snapshot);
 
 struct FetchAdapter {
     inner: RefCell<FetchInner>,
+    /// The request the last `request` or `piggyback` returned (project and
+    /// seconds), whose reason the snapshot keeps.
+    asked: std::cell::Cell<Option<(usize, u64)>>,
 }
 
 fn rsc_req(r: &RscRequest) -> abi::RscRequest {
@@ -868,10 +1002,13 @@ impl FetchAdapter {
     }
 
     fn ask(&self, v: &View, piggyback: Option<usize>) -> PolicyResult<Option<WorkRequest>> {
+        self.asked.set(None);
         self.with(|(inst, snap)| {
-            let view = snap.build(v)?;
-            let ctx = snap.ctx(v);
-            let view = ctx.attach(view);
+            let mut view = snap.build(v)?;
+            let mut rb = snap
+                .reasons
+                .offer(inst.who.minor, abi::REASON_MIN_CAP, v.explaining());
+            view.reason = reason_ptr(&mut rb);
             let ctx = snap.ctx(v);
             let view = ctx.attach(view);
             let nrsc = v.host().nrsc();
@@ -898,6 +1035,7 @@ impl FetchAdapter {
                     ),
                 }
             };
+            snap.reasons.keep(rb.as_ref(), st == abi::STATUS_OK);
             inst.check(st, &eb, call)?;
             if out.present == 0 {
                 return Ok(None);
@@ -921,6 +1059,8 @@ impl FetchAdapter {
                     estimated_delay,
                 });
             }
+            self.asked
+                .set(Some((out.project, out.work_req_seconds.to_bits())));
             Ok(Some(WorkRequest {
                 project: out.project,
                 work_req_seconds: out.work_req_seconds,
@@ -934,8 +1074,6 @@ impl WorkFetcher for FetchAdapter {
     fn account(&mut self, v: &View) -> PolicyResult<()> {
         self.with(|(inst, snap)| {
             let view = snap.build(v)?;
-            let ctx = snap.ctx(v);
-            let view = ctx.attach(view);
             let ctx = snap.ctx(v);
             let view = ctx.attach(view);
             let mut eb = inst.errbuf();
@@ -953,11 +1091,23 @@ impl WorkFetcher for FetchAdapter {
         self.ask(v, Some(project))
     }
 
+    /// The reason the plugin gave with the last request, if `req` is it.
+    fn explain_request(&self, _v: &View, req: &WorkRequest) -> PolicyResult<Option<Reason>> {
+        if self.asked.get() != Some((req.project, req.work_req_seconds.to_bits())) {
+            return Ok(None);
+        }
+        self.with(|(inst, snap)| {
+            Ok(if inst.who.minor < abi::REASONS_MINOR {
+                None
+            } else {
+                snap.reasons.whole()
+            })
+        })
+    }
+
     fn on_reply(&mut self, v: &View, reply: &RpcReply) -> PolicyResult<()> {
         self.with(|(inst, snap)| {
             let view = snap.build(v)?;
-            let ctx = snap.ctx(v);
-            let view = ctx.attach(view);
             let ctx = snap.ctx(v);
             let view = ctx.attach(view);
             let req: Vec<abi::RscRequest> = reply.request.rsc.iter().map(rsc_req).collect();
@@ -995,8 +1145,6 @@ impl WorkFetcher for FetchAdapter {
             let view = snap.build(v)?;
             let ctx = snap.ctx(v);
             let view = ctx.attach(view);
-            let ctx = snap.ctx(v);
-            let view = ctx.attach(view);
             let mut out = 1u8;
             let mut eb = inst.errbuf();
             // SAFETY: as in `CpuAdapter::schedule`; `out` is valid.
@@ -1017,6 +1165,9 @@ struct SendAdapter {
     request: Vec<abi::RscRequest>,
     workload: Vec<abi::ReportedJob>,
     sent: Vec<abi::Candidate>,
+    /// The reason of the last verdict, and the verdict.
+    reasons: Reasons,
+    verdict: Option<Verdict>,
 }
 
 // SAFETY: as for `Snapshot`: `rsc` holds only stale names between calls,
@@ -1042,6 +1193,11 @@ impl WorkSender for SendAdapter {
         sent: &[Candidate],
         cand: &Candidate,
     ) -> PolicyResult<Verdict> {
+        self.verdict = None;
+        // The server sees no view: a verdict's reason is always offered room.
+        let mut rb = self
+            .reasons
+            .offer(self.inst.who.minor, abi::REASON_MIN_CAP, true);
         rsc_of(&mut self.rsc, req.host, |_| f64::NAN);
         self.request.clear();
         self.request.extend(req.request.rsc.iter().map(rsc_req));
@@ -1072,26 +1228,47 @@ impl WorkSender for SendAdapter {
             workload: abi::Array::new(&self.workload),
             free_bytes: req.free_bytes,
             on_fraction: req.on_fraction,
+            reason: reason_ptr(&mut rb),
         };
         let sent = abi::Array::new(&self.sent);
         let c = cand_of(cand);
         let mut out = abi::VERDICT_STOP;
         let mut eb = self.inst.errbuf();
         // SAFETY: `r` and `sent` point into this adapter's buffers and
-        // `req`, all live and untouched during the call.
+        // `req`, all live and untouched during the call; `rb` (if any)
+        // describes `self.reasons`.
         let st = unsafe {
             (self.inst.table.consider)(self.inst.state, &r, &sent, &c, &mut out, &mut eb)
         };
+        self.reasons.keep(rb.as_ref(), st == abi::STATUS_OK);
         self.inst.check(st, &eb, "consider")?;
-        match out {
-            abi::VERDICT_SEND => Ok(Verdict::Send),
-            abi::VERDICT_SKIP => Ok(Verdict::Skip),
-            abi::VERDICT_STOP => Ok(Verdict::Stop),
-            x => Err(PolicyError::new(format!(
-                "plugin {}: send policy `{}` gave verdict {x}",
-                self.inst.who.plugin, self.inst.who.name
-            ))),
+        let verdict = match out {
+            abi::VERDICT_SEND => Verdict::Send,
+            abi::VERDICT_SKIP => Verdict::Skip,
+            abi::VERDICT_STOP => Verdict::Stop,
+            x => {
+                return Err(PolicyError::new(format!(
+                    "plugin {}: send policy `{}` gave verdict {x}",
+                    self.inst.who.plugin, self.inst.who.name
+                )))
+            }
+        };
+        self.verdict = Some(verdict);
+        Ok(verdict)
+    }
+
+    /// The reason the plugin gave with the last verdict, if `verdict` is it.
+    fn explain_verdict(
+        &self,
+        _req: &ServerRequest,
+        _sent: &[Candidate],
+        _cand: &Candidate,
+        verdict: Verdict,
+    ) -> PolicyResult<Option<Reason>> {
+        if self.verdict != Some(verdict) || self.inst.who.minor < abi::REASONS_MINOR {
+            return Ok(None);
         }
+        Ok(self.reasons.whole())
     }
 }
 
@@ -1199,6 +1376,9 @@ struct DiskAdapter {
     /// The plan's buffers (`make_room` and `poll` take `&mut self`).
     delete_jobs: Vec<u64>,
     delete_files: Vec<u64>,
+    /// The last plan's lengths in them (`None` if the call failed), whose
+    /// reason the snapshot keeps.
+    planned: Option<(usize, usize)>,
 }
 
 impl DiskAdapter {
@@ -1210,8 +1390,13 @@ impl DiskAdapter {
 
     /// Calls `make_room` (`Some((project, bytes))`) or `poll` (`None`).
     fn plan(&mut self, v: &View, room: Option<(usize, f64)>) -> PolicyResult<DiskPlan> {
+        self.planned = None;
         let (inst, snap) = self.inner.get_mut();
-        let view = snap.build(v)?;
+        let mut view = snap.build(v)?;
+        let mut rb = snap
+            .reasons
+            .offer(inst.who.minor, abi::REASON_MIN_CAP, v.explaining());
+        view.reason = reason_ptr(&mut rb);
         let ctx = snap.ctx(v);
         let view = ctx.attach(view);
         // Room for one id per job and one per file.
@@ -1241,11 +1426,14 @@ impl DiskAdapter {
                 ),
             }
         };
+        snap.reasons.keep(rb.as_ref(), st == abi::STATUS_OK);
         inst.check(st, &eb, call)?;
-        let (nj, nf) = (out.delete_jobs.len, out.delete_files.len);
+        let nj = out.delete_jobs.len.min(self.delete_jobs.len());
+        let nf = out.delete_files.len.min(self.delete_files.len());
+        self.planned = Some((nj, nf));
         Ok(DiskPlan {
-            delete_jobs: self.delete_jobs[..nj.min(self.delete_jobs.len())].to_vec(),
-            delete_files: self.delete_files[..nf.min(self.delete_files.len())].to_vec(),
+            delete_jobs: self.delete_jobs[..nj].to_vec(),
+            delete_files: self.delete_files[..nf].to_vec(),
             suspend: out.suspend != 0,
         })
     }
@@ -1286,6 +1474,24 @@ impl DiskManager for DiskAdapter {
 
     fn poll(&mut self, v: &View) -> PolicyResult<DiskPlan> {
         self.plan(v, None)
+    }
+
+    /// The reason the plugin gave with the last plan, if `plan` is it.
+    fn explain_plan(&self, _v: &View, plan: &DiskPlan) -> PolicyResult<Option<Reason>> {
+        let Some((nj, nf)) = self.planned else {
+            return Ok(None);
+        };
+        if plan.delete_jobs[..] != self.delete_jobs[..nj]
+            || plan.delete_files[..] != self.delete_files[..nf]
+        {
+            return Ok(None);
+        }
+        let g = self.borrow()?;
+        Ok(if g.0.who.minor < abi::REASONS_MINOR {
+            None
+        } else {
+            g.1.reasons.whole()
+        })
     }
 
     fn project_limit(&self, v: &View, project: usize) -> PolicyResult<Option<f64>> {
@@ -1442,8 +1648,136 @@ mod tests {
             }
         }
 
-        sdk::export_fetch!(Probe => "probe", "reads today's client"; BadDelay => "bad-delay", "a negative delay");
-        sdk::export_send!(SendProbe => "send-probe", "reads on_fraction and the delay");
+        /// Runs every runnable job; says why of the first (with data) and
+        /// the third (a text with the data separator in it), not the second.
+        #[derive(Default)]
+        pub struct Why;
+
+        impl sdk::CpuScheduler for Why {
+            fn schedule(&mut self, v: &View, out: &mut sdk::RunList) -> PolicyResult<()> {
+                for (k, j) in v.jobs().iter().filter(|j| j.is_runnable()).enumerate() {
+                    match k {
+                        0 => out.push_with_reason(
+                            j.id,
+                            sdk::RunMode::RoundRobin,
+                            sdk::Reason::new(format!("first: job {}", j.id))
+                                .with("rank", 1.0)
+                                .with("slack_s", -0.25),
+                        ),
+                        2 => out.push_with_reason(j.id, sdk::RunMode::Deadline, "third\u{1f}x=1"),
+                        _ => out.push(j.id, sdk::RunMode::RoundRobin),
+                    }
+                }
+                Ok(())
+            }
+        }
+
+        thread_local! {
+            /// Times `WhyFetch::explain_request` was called on this thread
+            /// (the adapters call plugins on the caller's thread).
+            pub static FETCH_EXPLAINED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        }
+
+        /// Asks project 1 for an hour, and says why.
+        #[derive(Default)]
+        pub struct WhyFetch;
+
+        impl sdk::WorkFetcher for WhyFetch {
+            fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
+                Ok(Some(WorkRequest::seconds(1, 3600.0, v.nrsc())))
+            }
+            fn explain_request(
+                &self,
+                _v: &View,
+                req: &WorkRequest,
+            ) -> PolicyResult<Option<sdk::Reason>> {
+                FETCH_EXPLAINED.with(|n| n.set(n.get() + 1));
+                Ok(Some(
+                    sdk::Reason::new(format!("project {} is starved", req.project))
+                        .with("seconds", req.work_req_seconds),
+                ))
+            }
+        }
+
+        /// Sends a GPU job, skips a CPU one, and says why.
+        #[derive(Default)]
+        pub struct WhySend;
+
+        impl sdk::WorkSender for WhySend {
+            fn consider(
+                &mut self,
+                _req: &sdk::ServerRequest,
+                _sent: sdk::Strided<sdk::Candidate>,
+                cand: &sdk::Candidate,
+            ) -> PolicyResult<sdk::Verdict> {
+                Ok(if cand.rsc > 0 {
+                    sdk::Verdict::Send
+                } else {
+                    sdk::Verdict::Skip
+                })
+            }
+            fn explain_verdict(
+                &self,
+                _req: &sdk::ServerRequest,
+                sent: sdk::Strided<sdk::Candidate>,
+                cand: &sdk::Candidate,
+                verdict: sdk::Verdict,
+            ) -> PolicyResult<Option<sdk::Reason>> {
+                Ok(Some(
+                    sdk::Reason::new(format!("{verdict:?}: resource {}", cand.rsc))
+                        .with("sent", sent.len() as f64),
+                ))
+            }
+        }
+
+        /// Deletes the first job to make room, and says why.
+        #[derive(Default)]
+        pub struct WhyDisk;
+
+        impl sdk::DiskManager for WhyDisk {
+            fn free_space(&self, _v: &View, _p: usize) -> PolicyResult<[f64; 3]> {
+                Ok([0.0; 3])
+            }
+            fn make_room(
+                &mut self,
+                v: &View,
+                _p: usize,
+                _bytes: f64,
+            ) -> PolicyResult<sdk::DiskPlan> {
+                Ok(sdk::DiskPlan {
+                    delete_jobs: vec![v.jobs()[0].id],
+                    delete_files: vec![],
+                    suspend: false,
+                })
+            }
+            fn explain_plan(
+                &self,
+                _v: &View,
+                plan: &sdk::DiskPlan,
+            ) -> PolicyResult<Option<sdk::Reason>> {
+                Ok(Some(sdk::Reason::new(format!(
+                    "job {} is the oldest",
+                    plan.delete_jobs[0]
+                ))))
+            }
+        }
+
+        sdk::export_fetch!(Probe => "probe", "reads today's client"; BadDelay => "bad-delay", "a negative delay";
+            WhyFetch => "why-fetch", "says why");
+        sdk::export_send!(SendProbe => "send-probe", "reads on_fraction and the delay";
+            WhySend => "why-send", "says why");
+        sdk::export_cpu!(Why => "why", "says why");
+        sdk::export_disk!(WhyDisk => "why-disk", "says why");
+
+        pub fn cpu() -> &'static vcsim_dylib_abi::CpuTable {
+            (vcsim_plugin_cpu_v2().table)(0).unwrap()
+        }
+        pub fn disk() -> &'static vcsim_dylib_abi::DiskTable {
+            (vcsim_plugin_disk_v2().table)(0).unwrap()
+        }
+        pub fn send_at(i: usize) -> &'static vcsim_dylib_abi::SendTable {
+            (vcsim_plugin_send_v2().table)(i).unwrap()
+        }
 
         pub fn fetch(i: usize) -> &'static vcsim_dylib_abi::FetchTable {
             (vcsim_plugin_fetch_v2().table)(i).unwrap()
@@ -1630,6 +1964,188 @@ flops_mean = 3.6e12
             ..req.clone()
         };
         assert_eq!(ws.consider(&untold, &[], &cand).unwrap(), Verdict::Skip);
+    }
+
+    /// A server request for `request`, at `on_fraction` 1.
+    fn server_request<'a>(
+        st: &'a vcsim_framework::ClientState,
+        request: &'a WorkRequest,
+    ) -> ServerRequest<'a> {
+        ServerRequest {
+            now: 0.0,
+            project: 0,
+            project_name: "A",
+            latency_bound: 86400.0,
+            host: &st.host,
+            request,
+            dcf: 1.0,
+            work_buf_min: 8640.0,
+            on_fraction: 1.0,
+            workload: &[],
+            free_bytes: [1e12; 3],
+        }
+    }
+
+    fn candidate(rsc: usize) -> Candidate {
+        Candidate {
+            app: rsc,
+            rsc,
+            cpus: 1.0,
+            gpu_count: rsc as f64,
+            flops_estimate: 3.6e12,
+            est_seconds: 3600.0,
+            deadline: 86400.0,
+        }
+    }
+
+    /// What each family's reason-giving probe explains, made as a plugin of
+    /// `minor`: the run list's reasons (by job), the request's, the
+    /// verdicts' (GPU, CPU) and the plan's.
+    #[allow(clippy::type_complexity)]
+    fn reasons_as(
+        minor: u32,
+    ) -> (
+        Vec<(u64, Option<Reason>)>,
+        Option<Reason>,
+        [Option<Reason>; 2],
+        Option<Reason>,
+    ) {
+        let st = busy_host();
+        let est = vcsim_builtin::jc::Jc3::default();
+        let v = View::new(&st, &est, 3600.0).explained(true);
+        // cpu
+        let AnyPolicy::Cpu(mut cs) = make(PolicyTable::Cpu(probe::cpu()), who(minor)).unwrap()
+        else {
+            unreachable!()
+        };
+        let mut out = RunList::default();
+        cs.schedule(&v, &mut out).unwrap();
+        assert_eq!(out.len(), st.jobs.len(), "every job listed");
+        let cpu = st
+            .jobs
+            .iter()
+            .map(|j| (j.id, cs.explain(&v, &out, j.id).unwrap()))
+            .collect();
+        // fetch
+        let f = fetcher(2, minor);
+        let req = f.request(&v).unwrap().unwrap();
+        let fetch = f.explain_request(&v, &req).unwrap();
+        // A request it did not make has no reason.
+        let other = WorkRequest::seconds(0, 3600.0, 2);
+        assert_eq!(f.explain_request(&v, &other).unwrap(), None);
+        // send
+        let AnyPolicy::Send(mut ws) =
+            make(PolicyTable::Send(probe::send_at(1)), who(minor)).unwrap()
+        else {
+            unreachable!()
+        };
+        let request = WorkRequest::seconds(0, 3600.0, 2);
+        let sreq = server_request(&st, &request);
+        let mut send = [None, None];
+        for (i, rsc) in [1, 0].into_iter().enumerate() {
+            let c = candidate(rsc);
+            let verdict = ws.consider(&sreq, &[], &c).unwrap();
+            assert_eq!(
+                verdict,
+                if rsc > 0 {
+                    Verdict::Send
+                } else {
+                    Verdict::Skip
+                }
+            );
+            send[i] = ws.explain_verdict(&sreq, &[], &c, verdict).unwrap();
+            // Not the verdict just given: no reason.
+            assert_eq!(
+                ws.explain_verdict(&sreq, &[], &c, Verdict::Stop).unwrap(),
+                None
+            );
+        }
+        // disk
+        let AnyPolicy::Disk(mut dm) = make(PolicyTable::Disk(probe::disk()), who(minor)).unwrap()
+        else {
+            unreachable!()
+        };
+        let plan = dm.make_room(&v, 0, 1e6).unwrap();
+        assert_eq!(plan.delete_jobs, vec![st.jobs[0].id]);
+        let disk = dm.explain_plan(&v, &plan).unwrap();
+        let not_it = DiskPlan::default();
+        assert_eq!(dm.explain_plan(&v, &not_it).unwrap(), None);
+        (cpu, fetch, send, disk)
+    }
+
+    #[test]
+    fn a_2_3_plugin_s_reasons_reach_the_explain_methods() {
+        use vcsim_framework::Datum;
+        let (cpu, fetch, send, disk) = reasons_as(abi::ABI_MINOR);
+        let st = busy_host();
+        let ids: Vec<u64> = st.jobs.iter().map(|j| j.id).collect();
+        let first = cpu[0].1.clone().expect("the first job's reason");
+        assert_eq!(first.text, format!("first: job {}", ids[0]));
+        assert_eq!(
+            first.data,
+            vec![
+                ("rank".into(), Datum::Number(1.0)),
+                ("slack_s".into(), Datum::Number(-0.25))
+            ]
+        );
+        assert_eq!(cpu[1].1, None, "no reason given for the second");
+        // The separator in a text becomes a space: no data.
+        assert_eq!(cpu[2].1, Some(Reason::new("third x=1")));
+        assert!(cpu[3..].iter().all(|(_, r)| r.is_none()));
+        let fetch = fetch.expect("the request's reason");
+        assert_eq!(fetch.text, "project 1 is starved");
+        assert_eq!(fetch.get("seconds"), Some(&Datum::Number(3600.0)));
+        assert_eq!(send[0].as_ref().unwrap().text, "Send: resource 1");
+        assert_eq!(send[1].as_ref().unwrap().text, "Skip: resource 0");
+        assert_eq!(
+            send[1].as_ref().unwrap().get("sent"),
+            Some(&Datum::Number(0.0))
+        );
+        assert_eq!(
+            disk,
+            Some(Reason::new(format!("job {} is the oldest", ids[0])))
+        );
+    }
+
+    #[test]
+    fn a_2_2_plugin_is_offered_no_room_and_gives_no_reasons() {
+        let asked = || probe::FETCH_EXPLAINED.with(|n| n.get());
+        let before = asked();
+        let (cpu, fetch, send, disk) = reasons_as(2);
+        assert!(cpu.iter().all(|(_, r)| r.is_none()), "{cpu:?}");
+        assert_eq!(fetch, None);
+        assert_eq!(send, [None, None]);
+        assert_eq!(disk, None);
+        // The SDK asks a policy for a reason only when the host offers
+        // room: a 2.2 plugin is offered none, a 2.3 one is.
+        assert_eq!(asked(), before, "a 2.2 plugin is offered no room");
+        let _ = reasons_as(abi::ABI_MINOR);
+        assert_eq!(asked(), before + 1, "a 2.3 plugin is");
+    }
+
+    #[test]
+    fn reasons_parse_back_and_stay_within_what_was_written() {
+        let r = parse_reason(b"least slack: 2.1 h\x1fslack_s=7560\x1fbad\x1f=3\x1fk=x\x1fn=NaN");
+        assert_eq!(r.text, "least slack: 2.1 h");
+        assert_eq!(r.data.len(), 2, "{r:?}");
+        assert_eq!(
+            r.get("slack_s"),
+            Some(&vcsim_framework::Datum::Number(7560.0))
+        );
+        let mut rs = Reasons::default();
+        let rb = rs.offer(abi::ABI_MINOR, 16, true).unwrap();
+        assert_eq!(rb.cap, 16);
+        rs.buf[..5].copy_from_slice(b"hello");
+        rs.keep(Some(&abi::ReasonBuf { len: 5, ..rb }), true);
+        assert_eq!(rs.whole(), Some(Reason::new("hello")));
+        assert_eq!(rs.get(1, 3), Some(Reason::new("ell")));
+        assert_eq!(rs.get(3, 3), None, "past what was written");
+        assert_eq!(rs.get(usize::MAX, 2), None);
+        // A failed call keeps nothing; an older plugin is offered nothing.
+        rs.keep(Some(&abi::ReasonBuf { len: 5, ..rb }), false);
+        assert_eq!(rs.whole(), None);
+        assert!(rs.offer(2, 16, true).is_none());
+        assert!(rs.offer(abi::ABI_MINOR, 16, false).is_none());
     }
 
     #[test]

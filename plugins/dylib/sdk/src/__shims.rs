@@ -20,6 +20,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 struct Holder<T> {
     policy: T,
     runlist: RunList,
+    /// A run list's entries, when they carry reasons (ABI 2.3).
+    entries: Vec<abi::RunEntry>,
+    /// Where a reason's numbers are formatted.
+    scratch: String,
 }
 
 enum Fail {
@@ -160,6 +164,122 @@ fn write_out<T>(
     Ok(())
 }
 
+// ---------------------------------------------------------------- reasons
+
+/// The host's reason buffer `p` of the call in progress, if it offers one
+/// (ABI 2.3, "Reasons").
+///
+/// # Safety
+/// `p` is null or points to the host's `ReasonBuf` of the call in progress,
+/// valid and not otherwise used until it returns.
+unsafe fn reason_buf<'a>(p: *mut abi::ReasonBuf) -> Option<&'a mut abi::ReasonBuf> {
+    // SAFETY: the caller's contract.
+    unsafe { p.as_mut() }
+}
+
+/// The reason buffer of a host view (null in a view too short to have one).
+fn view_reason(raw: &abi::View) -> *mut abi::ReasonBuf {
+    if raw.size as usize > std::mem::offset_of!(abi::View, reason) {
+        raw.reason
+    } else {
+        std::ptr::null_mut()
+    }
+}
+
+/// Appends reasons to the host's buffer, cutting what does not fit.
+struct ReasonWriter<'a> {
+    buf: &'a mut abi::ReasonBuf,
+}
+
+impl<'a> ReasonWriter<'a> {
+    /// A writer of the host's empty buffer `buf`.
+    fn new(buf: &'a mut abi::ReasonBuf) -> ReasonWriter<'a> {
+        buf.len = 0;
+        ReasonWriter { buf }
+    }
+
+    fn room(&self) -> usize {
+        if self.buf.ptr.is_null() {
+            0
+        } else {
+            self.buf.cap.saturating_sub(self.buf.len)
+        }
+    }
+
+    /// Appends `b`, which fits (`b.len() <= self.room()`).
+    fn put(&mut self, b: &[u8]) {
+        debug_assert!(b.len() <= self.room());
+        if b.is_empty() {
+            return;
+        }
+        // SAFETY: the host's buffer holds `cap` bytes from `ptr` (ABI
+        // "Reasons"), and `len + b.len() <= cap`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(b.as_ptr(), self.buf.ptr.add(self.buf.len), b.len())
+        };
+        self.buf.len += b.len();
+    }
+
+    /// Appends `r` (its text cut at a UTF-8 boundary, then the data items
+    /// that fit whole) and returns where it is: `(start, len)`, `len` 0 if
+    /// nothing of it fits or it is empty.
+    fn push(&mut self, r: &Reason, scratch: &mut String) -> (usize, usize) {
+        use std::fmt::Write;
+        let start = self.buf.len;
+        let sep = abi::REASON_DATA_SEP as char;
+        let mut n = r.text.len().min(self.room());
+        while !r.text.is_char_boundary(n) {
+            n -= 1;
+        }
+        let text = &r.text[..n];
+        // The text holds no separator: each becomes a space (one byte for
+        // one, so the cut stays on a boundary).
+        for (i, part) in text.split(sep).enumerate() {
+            if i > 0 {
+                self.put(b" ");
+            }
+            self.put(part.as_bytes());
+        }
+        if n == r.text.len() {
+            for (k, x) in &r.data {
+                if k.is_empty() || k.contains('=') || k.contains(sep) {
+                    continue;
+                }
+                scratch.clear();
+                // Debug: the shortest text that parses back, `1e300` not 301 digits.
+                let _ = write!(scratch, "{sep}{k}={x:?}");
+                if scratch.len() > self.room() {
+                    break;
+                }
+                let item = std::mem::take(scratch);
+                self.put(item.as_bytes());
+                *scratch = item;
+            }
+        }
+        (start, self.buf.len - start)
+    }
+}
+
+/// Writes `reason` as the whole of the host's buffer `buf`.
+fn reason_out(buf: &mut abi::ReasonBuf, reason: Option<&Reason>, scratch: &mut String) {
+    let mut w = ReasonWriter::new(buf);
+    if let Some(r) = reason {
+        w.push(r, scratch);
+    }
+}
+
+/// The reason of `job` in `reasons`: at `*next` if the reasons are in the
+/// run list's order (the usual case), else wherever it is.
+fn reason_of<'r>(reasons: &'r [(u64, Reason)], next: &mut usize, job: u64) -> Option<&'r Reason> {
+    if let Some((j, r)) = reasons.get(*next) {
+        if *j == job {
+            *next += 1;
+            return Some(r);
+        }
+    }
+    reasons.iter().find(|(j, _)| *j == job).map(|(_, r)| r)
+}
+
 fn request_out(req: Option<WorkRequest>, out: &mut abi::RequestOut) -> Result<(), Fail> {
     out.present = 0;
     let Some(r) = req else { return Ok(()) };
@@ -188,6 +308,8 @@ pub unsafe extern "C" fn create<T: Default + Send + 'static>(err: &mut ErrBuf) -
         made = Box::into_raw(Box::new(Holder {
             policy: T::default(),
             runlist: RunList::default(),
+            entries: Vec::new(),
+            scratch: String::new(),
         })) as State;
         Ok(())
     });
@@ -237,16 +359,45 @@ unsafe extern "C" fn cpu_schedule<T: CpuScheduler>(
     guard(err, || {
         // SAFETY: the ABI contract (module docs).
         let v = unsafe { view(view_) };
-        h.runlist.clear();
-        h.policy.schedule(&v, &mut h.runlist)?;
-        let entries = h.runlist.jobs.iter().map(|(job, mode)| abi::RunEntry {
-            job: *job,
-            mode: match mode {
-                RunMode::RoundRobin => abi::MODE_ROUND_ROBIN,
-                RunMode::Deadline => abi::MODE_DEADLINE,
-            },
-        });
-        write_out(out, entries, "run list")
+        let Holder {
+            policy,
+            runlist,
+            entries,
+            scratch,
+        } = h;
+        runlist.clear();
+        policy.schedule(&v, runlist)?;
+        let mode = |m: RunMode| match m {
+            RunMode::RoundRobin => abi::MODE_ROUND_ROBIN,
+            RunMode::Deadline => abi::MODE_DEADLINE,
+        };
+        // SAFETY: the view's reason buffer is the host's for this call.
+        let rb = unsafe { reason_buf(view_reason(view_)) };
+        let Some(rb) = rb.filter(|_| !runlist.reasons.is_empty()) else {
+            // No reasons (or no room for them): as before 2.3.
+            let entries = runlist.jobs.iter().map(|&(job, m)| abi::RunEntry {
+                job,
+                mode: mode(m),
+                ..abi::RunEntry::default()
+            });
+            return write_out(out, entries, "run list");
+        };
+        let mut w = ReasonWriter::new(rb);
+        let mut next = 0;
+        entries.clear();
+        for &(job, m) in &runlist.jobs {
+            let (reason_start, reason_len) = match reason_of(&runlist.reasons, &mut next, job) {
+                Some(r) => w.push(r, scratch),
+                None => (0, 0),
+            };
+            entries.push(abi::RunEntry {
+                job,
+                mode: mode(m),
+                reason_start,
+                reason_len,
+            });
+        }
+        write_out(out, entries.iter().copied(), "run list")
     })
 }
 
@@ -292,7 +443,9 @@ unsafe extern "C" fn fetch_request<T: WorkFetcher>(
     guard(err, || {
         // SAFETY: the ABI contract (module docs).
         let v = unsafe { view(view_) };
-        request_out(h.policy.request(&v)?, out)
+        let req = h.policy.request(&v)?;
+        request_reason(h, &v, view_, req.as_ref())?;
+        request_out(req, out)
     })
 }
 
@@ -308,8 +461,29 @@ unsafe extern "C" fn fetch_piggyback<T: WorkFetcher>(
     guard(err, || {
         // SAFETY: the ABI contract (module docs).
         let v = unsafe { view(view_) };
-        request_out(h.policy.piggyback(&v, project)?, out)
+        let req = h.policy.piggyback(&v, project)?;
+        request_reason(h, &v, view_, req.as_ref())?;
+        request_out(req, out)
     })
+}
+
+/// A request's reason into the host's buffer, if it offers one (ABI 2.3).
+fn request_reason<T: WorkFetcher>(
+    h: &mut Holder<T>,
+    v: &View,
+    raw: &abi::View,
+    req: Option<&WorkRequest>,
+) -> Result<(), Fail> {
+    // SAFETY: the view's reason buffer is the host's for this call.
+    let Some(rb) = (unsafe { reason_buf(view_reason(raw)) }) else {
+        return Ok(());
+    };
+    let reason = match req {
+        Some(r) => h.policy.explain_request(v, r)?,
+        None => None,
+    };
+    reason_out(rb, reason.as_ref(), &mut h.scratch);
+    Ok(())
 }
 
 /// # Safety
@@ -434,7 +608,18 @@ unsafe extern "C" fn send_consider<T: WorkSender>(
     guard(err, || {
         // SAFETY: the ABI contract (module docs).
         let (r, sent) = unsafe { (server_request(req), Strided::from_abi(sent, "candidates")) };
-        *out = match h.policy.consider(&r, sent, cand)? {
+        let verdict = h.policy.consider(&r, sent, cand)?;
+        let rb = if req.size as usize > std::mem::offset_of!(abi::ServerRequest, reason) {
+            req.reason
+        } else {
+            std::ptr::null_mut()
+        };
+        // SAFETY: the request's reason buffer is the host's for this call.
+        if let Some(rb) = unsafe { reason_buf(rb) } {
+            let reason = h.policy.explain_verdict(&r, sent, cand, verdict)?;
+            reason_out(rb, reason.as_ref(), &mut h.scratch);
+        }
+        *out = match verdict {
             Verdict::Send => abi::VERDICT_SEND,
             Verdict::Skip => abi::VERDICT_SKIP,
             Verdict::Stop => abi::VERDICT_STOP,
@@ -561,6 +746,21 @@ unsafe extern "C" fn disk_enforces<T: DiskManager>(
     })
 }
 
+/// A plan's reason into the host's buffer, if it offers one (ABI 2.3).
+fn plan_reason<T: DiskManager>(
+    h: &mut Holder<T>,
+    v: &View,
+    raw: &abi::View,
+    plan: &DiskPlan,
+) -> Result<(), Fail> {
+    // SAFETY: the view's reason buffer is the host's for this call.
+    if let Some(rb) = unsafe { reason_buf(view_reason(raw)) } {
+        let reason = h.policy.explain_plan(v, plan)?;
+        reason_out(rb, reason.as_ref(), &mut h.scratch);
+    }
+    Ok(())
+}
+
 fn plan_out(plan: DiskPlan, out: &mut abi::DiskPlanOut) -> Result<(), Fail> {
     out.suspend = plan.suspend as u8;
     write_out(
@@ -589,6 +789,7 @@ unsafe extern "C" fn disk_make_room<T: DiskManager>(
         // SAFETY: the ABI contract (module docs).
         let v = unsafe { view(view_) };
         let plan = h.policy.make_room(&v, project, bytes)?;
+        plan_reason(h, &v, view_, &plan)?;
         plan_out(plan, out)
     })
 }
@@ -605,6 +806,7 @@ unsafe extern "C" fn disk_poll<T: DiskManager>(
         // SAFETY: the ABI contract (module docs).
         let v = unsafe { view(view_) };
         let plan = h.policy.poll(&v)?;
+        plan_reason(h, &v, view_, &plan)?;
         plan_out(plan, out)
     })
 }
@@ -642,5 +844,88 @@ pub const fn disk_table<T: DiskManager + Default>(
         make_room: disk_make_room::<T>,
         poll: disk_poll::<T>,
         project_limit: disk_project_limit::<T>,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(buf: &[u8], span: (usize, usize)) -> &str {
+        std::str::from_utf8(&buf[span.0..span.0 + span.1]).unwrap()
+    }
+
+    #[test]
+    fn reasons_are_encoded_and_cut_to_fit() {
+        let mut mem = vec![0u8; 64];
+        let mut rb = abi::ReasonBuf {
+            ptr: mem.as_mut_ptr(),
+            cap: 40,
+            len: 7,
+        };
+        let mut scratch = String::new();
+        let mut w = ReasonWriter::new(&mut rb);
+        let a = w.push(
+            &Reason::new("slack\u{1f} 2 h")
+                .with("slack_s", 7200.0)
+                .with("bad=key", 1.0)
+                .with("", 2.0)
+                .with("big", 1e300),
+            &mut scratch,
+        );
+        // An empty reason takes no room.
+        let e = w.push(&Reason::default(), &mut scratch);
+        // No room for the whole text: cut at a character boundary, no data.
+        let b = w.push(&Reason::new("é".repeat(20)).with("x", 1.0), &mut scratch);
+        let len = rb.len;
+        assert_eq!(a, (0, 35));
+        assert_eq!(
+            written(&mem, a),
+            "slack  2 h\u{1f}slack_s=7200.0\u{1f}big=1e300"
+        );
+        assert_eq!(e, (35, 0));
+        assert_eq!(b, (35, 4));
+        assert_eq!(written(&mem, b), "éé");
+        assert_eq!(len, 39);
+        assert!(mem[39..].iter().all(|b| *b == 0), "nothing past what fits");
+        // Data that does not fit whole is left out.
+        let mut rb = abi::ReasonBuf {
+            ptr: mem.as_mut_ptr(),
+            cap: 12,
+            len: 0,
+        };
+        let mut w = ReasonWriter::new(&mut rb);
+        let c = w.push(
+            &Reason::new("why").with("k", 1.5).with("long", 2.5),
+            &mut scratch,
+        );
+        assert_eq!(written(&mem, c), "why\u{1f}k=1.5");
+        // A null buffer has no room.
+        let mut none = abi::ReasonBuf {
+            ptr: std::ptr::null_mut(),
+            cap: 100,
+            len: 0,
+        };
+        assert_eq!(
+            ReasonWriter::new(&mut none).push(&Reason::new("x"), &mut scratch),
+            (0, 0)
+        );
+    }
+
+    #[test]
+    fn run_list_reasons_are_found_in_order_or_anywhere() {
+        let mut l = RunList::default();
+        l.push_with_reason(3, RunMode::RoundRobin, "a");
+        l.push(4, RunMode::RoundRobin);
+        l.push_with_reason(5, RunMode::Deadline, "c");
+        l.set_reason(3, "a2");
+        let mut next = 0;
+        assert_eq!(reason_of(&l.reasons, &mut next, 3).unwrap().text, "a2");
+        assert!(reason_of(&l.reasons, &mut next, 4).is_none());
+        assert_eq!(reason_of(&l.reasons, &mut next, 5).unwrap().text, "c");
+        let mut next = 0;
+        assert_eq!(reason_of(&l.reasons, &mut next, 5).unwrap().text, "c");
+        l.clear();
+        assert!(l.reasons.is_empty() && l.reason(3).is_none());
     }
 }

@@ -9,21 +9,95 @@ pub enum RunMode {
     Deadline,
 }
 
+/// Why a policy decided what it did (ABI 2.3), for vcsim's explained runs
+/// (`vcsim explain`): a sentence for people and named numbers for programs
+/// (vcsim's `Reason`).
+///
+/// Reasons go to vcsim with every decision (a plugin cannot know whether
+/// the run explains), so keep them cheap: give them only where vcsim asks
+/// (a CPU scheduler's jobs that start or change mode, for instance). A
+/// reason that does not fit vcsim's buffer (4 KiB; for a run list, that
+/// plus 256 bytes per job) is cut, never an error. The text must not hold
+/// the character U+001F (it becomes a space); a key must not be empty nor
+/// hold `=` or U+001F (such an item is left out).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reason {
+    pub text: String,
+    pub data: Vec<(String, f64)>,
+}
+
+impl Reason {
+    pub fn new(text: impl Into<String>) -> Reason {
+        Reason {
+            text: text.into(),
+            data: Vec::new(),
+        }
+    }
+    /// Adds a named number.
+    pub fn with(mut self, key: impl Into<String>, value: f64) -> Reason {
+        self.data.push((key.into(), value));
+        self
+    }
+    /// The number named `key`, if any.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.data.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+    /// Nothing to say: no text and no data (vcsim then has no reason).
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.data.is_empty()
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(s: &str) -> Reason {
+        Reason::new(s)
+    }
+}
+
+impl From<String> for Reason {
+    fn from(s: String) -> Reason {
+        Reason::new(s)
+    }
+}
+
 /// The jobs a CPU scheduler wants running; everything else is preempted.
 #[derive(Debug, Clone, Default)]
 pub struct RunList {
     pub jobs: Vec<(u64, RunMode)>,
+    /// Since ABI 2.3: the reasons of listed jobs, by job id (see
+    /// [`RunList::push_with_reason`]); a reason of a job not in `jobs` is
+    /// not sent.
+    pub reasons: Vec<(u64, Reason)>,
 }
 
 impl RunList {
     pub fn push(&mut self, job: u64, mode: RunMode) {
         self.jobs.push((job, mode));
     }
+    /// Runs `job`, and says why (ABI 2.3: what `vcsim explain` shows for
+    /// it when it starts or changes mode).
+    pub fn push_with_reason(&mut self, job: u64, mode: RunMode, reason: impl Into<Reason>) {
+        self.jobs.push((job, mode));
+        self.reasons.push((job, reason.into()));
+    }
+    /// Says why the listed `job` runs (replacing an earlier reason).
+    pub fn set_reason(&mut self, job: u64, reason: impl Into<Reason>) {
+        let reason = reason.into();
+        match self.reasons.iter_mut().find(|(j, _)| *j == job) {
+            Some((_, r)) => *r = reason,
+            None => self.reasons.push((job, reason)),
+        }
+    }
+    /// The reason given for `job`, if any.
+    pub fn reason(&self, job: u64) -> Option<&Reason> {
+        self.reasons.iter().find(|(j, _)| *j == job).map(|(_, r)| r)
+    }
     pub fn contains(&self, job: u64) -> bool {
         self.jobs.iter().any(|(j, _)| *j == job)
     }
     pub fn clear(&mut self) {
         self.jobs.clear();
+        self.reasons.clear();
     }
     pub fn len(&self) -> usize {
         self.jobs.len()

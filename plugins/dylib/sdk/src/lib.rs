@@ -46,6 +46,11 @@
 //! vcsim of the same major version and the same or a later minor loads
 //! its plugins.
 //!
+//! A policy may say why it decided what it did (ABI 2.3), for `vcsim
+//! explain`: a CPU scheduler with [`RunList::push_with_reason`], a fetcher,
+//! a sender and a disk manager with their `explain_*` methods (defaults:
+//! no reason, at no cost). A [`Reason`] is a text and named numbers.
+//!
 //! # Safety
 //!
 //! This crate denies unsafe code except in the module of [`Strided`] (reads
@@ -215,6 +220,7 @@ mod tests {
             rec_half_life: 5.0 * 86400.0,
             host_ctx: std::ptr::null(),
             list_sim: None,
+            reason: std::ptr::null_mut(),
         }
     }
 

@@ -1,8 +1,15 @@
 //! The five families' traits, mirroring vcsim's own: implement one for a
 //! `Default` type and export it with the family's macro.
+//!
+//! Reasons (ABI 2.3): a CPU scheduler gives them in its run list
+//! ([`RunList::push_with_reason`]); a fetcher, a sender and a disk manager
+//! through their `explain_*` methods, which the SDK calls right after the
+//! decision they explain, with the same view, whenever vcsim offers room
+//! for a reason (with every decision: a plugin cannot know whether the run
+//! explains). Their defaults give none, at no cost.
 
 use crate::abi::{Candidate, Job};
-use crate::decision::{DiskPlan, RpcReply, RunList, Verdict, WorkRequest};
+use crate::decision::{DiskPlan, Reason, RpcReply, RunList, Verdict, WorkRequest};
 use crate::error::PolicyResult;
 use crate::strided::Strided;
 use crate::view::{EstimateView, ServerRequest, View};
@@ -10,7 +17,8 @@ use crate::view::{EstimateView, ServerRequest, View};
 /// Which jobs run now (vcsim's `CpuScheduler`).
 pub trait CpuScheduler: Send + 'static {
     /// Called when a job finishes, new jobs arrive, or a scheduling period
-    /// has passed. `out` starts empty.
+    /// has passed. `out` starts empty. A job's reason goes with it
+    /// ([`RunList::push_with_reason`]).
     fn schedule(&mut self, v: &View, out: &mut RunList) -> PolicyResult<()>;
 }
 
@@ -26,6 +34,12 @@ pub trait WorkFetcher: Send + 'static {
     fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>>;
     /// The amount to ask of `project` when an RPC goes to it anyway.
     fn piggyback(&self, _v: &View, _project: usize) -> PolicyResult<Option<WorkRequest>> {
+        Ok(None)
+    }
+    /// Why `request` (or `piggyback`) just returned `req`, with the same
+    /// view (ABI 2.3; vcsim's `explain_request`). Called right after it,
+    /// whenever vcsim offers room for a reason; an error fails that call.
+    fn explain_request(&self, _v: &View, _req: &WorkRequest) -> PolicyResult<Option<Reason>> {
         Ok(None)
     }
     /// After every RPC, reached or not.
@@ -48,6 +62,18 @@ pub trait WorkSender: Send + 'static {
         sent: Strided<'_, Candidate>,
         cand: &Candidate,
     ) -> PolicyResult<Verdict>;
+    /// Why `consider` just returned `verdict` for `cand` (ABI 2.3; vcsim's
+    /// `explain_verdict`). Called right after it, whenever vcsim offers
+    /// room for a reason; an error fails that call.
+    fn explain_verdict(
+        &self,
+        _req: &ServerRequest,
+        _sent: Strided<'_, Candidate>,
+        _cand: &Candidate,
+        _verdict: Verdict,
+    ) -> PolicyResult<Option<Reason>> {
+        Ok(None)
+    }
 }
 
 /// The remaining run time of a job (vcsim's `CompletionEstimator`).
@@ -87,6 +113,13 @@ pub trait DiskManager: Send + 'static {
     /// suspend computation.
     fn poll(&mut self, _v: &View) -> PolicyResult<DiskPlan> {
         Ok(DiskPlan::default())
+    }
+    /// Why the plan `make_room` or `poll` just returned deletes what it
+    /// does, with the same view (ABI 2.3; vcsim's `explain_plan`). Called
+    /// right after it, whenever vcsim offers room for a reason; an error
+    /// fails that call.
+    fn explain_plan(&self, _v: &View, _plan: &DiskPlan) -> PolicyResult<Option<Reason>> {
+        Ok(None)
     }
     /// `project`'s limit in bytes, for the report. Pure.
     fn project_limit(&self, _v: &View, _project: usize) -> PolicyResult<Option<f64>> {

@@ -1,0 +1,347 @@
+//! Where two explained runs part: the first decision that differs, and the
+//! first consequence each figure of merit sees (a job on time in one run
+//! and late in the other, an RPC one run makes and the other does not, a
+//! project's share of the work drifting apart). `vcsim diverge` prints it.
+//!
+//! Two runs of one scenario and seed draw from the same named random
+//! streams, so while their decisions agree their states do too; each run is
+//! recorded whole and the records compared in order (the lockstep test in
+//! `tests/diverge.rs` holds both at the divergence and compares states).
+
+use crate::explain::{Explanation, Outcome, Record, Source};
+use crate::model::Time;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The first place two runs' records differ.
+#[derive(Debug, Clone, Serialize)]
+pub struct Parting {
+    /// Simulated time of the first differing decision.
+    pub at: Time,
+    /// Index of the first differing record in each run.
+    pub index: usize,
+    /// Each run's first record from there (None: the run has no more).
+    pub a: Option<Record>,
+    pub b: Option<Record>,
+}
+
+/// A job that was reported on time in one run and not in the other.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeadlineConsequence {
+    pub job: u64,
+    pub project: usize,
+    pub deadline_s: f64,
+    /// Each run's report of the job (None: not reported by the end).
+    pub a: Option<Record>,
+    pub b: Option<Record>,
+}
+
+/// An RPC one run makes (at that time, to that project) and the other not.
+#[derive(Debug, Clone, Serialize)]
+pub struct RpcConsequence {
+    pub at: Time,
+    /// The run that made it: "a" or "b".
+    pub made_by: &'static str,
+    pub rpc: Record,
+}
+
+/// The first time a project's share of the work done differs by more than
+/// the threshold.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShareConsequence {
+    pub at: Time,
+    pub project: usize,
+    pub share_a: f64,
+    pub share_b: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Consequences {
+    pub deadline: Option<DeadlineConsequence>,
+    pub rpc: Option<RpcConsequence>,
+    pub share: Option<ShareConsequence>,
+}
+
+impl Consequences {
+    /// The time of the earliest consequence, if any.
+    pub fn first_time(&self) -> Option<Time> {
+        let d = self.deadline.as_ref().map(|d| {
+            let t = |r: &Option<Record>| r.as_ref().map_or(f64::INFINITY, |r| r.time);
+            t(&d.a).min(t(&d.b))
+        });
+        [
+            d,
+            self.rpc.as_ref().map(|r| r.at),
+            self.share.as_ref().map(|s| s.at),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min)
+    }
+}
+
+/// The first record where the runs' decisions differ (time, family and the
+/// simulator's text; reasons may differ), or None if they never do.
+pub fn first_parting(a: &Explanation, b: &Explanation) -> Option<Parting> {
+    let (ra, rb) = (&a.records, &b.records);
+    let n = ra.len().min(rb.len());
+    let index = (0..n).find(|&i| !ra[i].same_decision(&rb[i])).or({
+        if ra.len() != rb.len() {
+            Some(n)
+        } else {
+            None
+        }
+    })?;
+    let (x, y) = (ra.get(index).cloned(), rb.get(index).cloned());
+    let at = match (&x, &y) {
+        (Some(x), Some(y)) => x.time.min(y.time),
+        (Some(x), None) => x.time,
+        (None, Some(y)) => y.time,
+        (None, None) => return None,
+    };
+    Some(Parting {
+        at,
+        index,
+        a: x,
+        b: y,
+    })
+}
+
+fn is_report(r: &Record) -> bool {
+    matches!(r.outcome, Outcome::OnTime | Outcome::Late | Outcome::Failed)
+}
+
+fn is_rpc(r: &Record) -> bool {
+    r.source == Source::Policy(crate::family::Family::Fetch)
+}
+
+fn deadline_of(r: &Record) -> f64 {
+    match r.reason.get("deadline_s") {
+        Some(crate::explain::Datum::Number(x)) => *x,
+        _ => f64::NAN,
+    }
+}
+
+/// The first job (same project, id and deadline: the same job in both
+/// runs) reported on time in one run and late or failed in the other; by
+/// the earlier of its two reports. A job only one run received is no
+/// consequence of this kind (the RPCs differ first).
+fn deadline_consequence(
+    a: &Explanation,
+    b: &Explanation,
+    from: usize,
+) -> Option<DeadlineConsequence> {
+    let reports = |e: &Explanation| -> Vec<Record> {
+        e.records
+            .iter()
+            .skip(from)
+            .filter(|r| is_report(r))
+            .cloned()
+            .collect()
+    };
+    let (ra, rb) = (reports(a), reports(b));
+    let index = |rs: &[Record]| {
+        let mut m: BTreeMap<(Option<usize>, Option<u64>), Vec<usize>> = BTreeMap::new();
+        for (i, r) in rs.iter().enumerate() {
+            m.entry((r.project, r.job)).or_default().push(i);
+        }
+        m
+    };
+    let (ia, ib) = (index(&ra), index(&rb));
+    let find =
+        |rs: &[Record], idx: &BTreeMap<(Option<usize>, Option<u64>), Vec<usize>>, r: &Record| {
+            idx.get(&(r.project, r.job))?
+                .iter()
+                .map(|&i| &rs[i])
+                .find(|x| deadline_of(x) == deadline_of(r))
+                .cloned()
+        };
+    let mut best: Option<(f64, DeadlineConsequence)> = None;
+    for (mine, other, idx, a_side) in [(&ra, &rb, &ib, true), (&rb, &ra, &ia, false)] {
+        for r in mine.iter() {
+            if best.as_ref().is_some_and(|(t, _)| r.time >= *t) {
+                break;
+            }
+            let Some(o) = find(other, idx, r) else {
+                continue;
+            };
+            if (r.outcome == Outcome::OnTime) != (o.outcome == Outcome::OnTime) {
+                let o = Some(o);
+                let c = DeadlineConsequence {
+                    job: r.job.unwrap_or(0),
+                    project: r.project.unwrap_or(0),
+                    deadline_s: deadline_of(r),
+                    a: if a_side { Some(r.clone()) } else { o.clone() },
+                    b: if a_side { o.clone() } else { Some(r.clone()) },
+                };
+                best = Some((r.time, c));
+                break;
+            }
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// The first RPC (by time and project) made by one run and not the other.
+fn rpc_consequence(a: &Explanation, b: &Explanation, from: usize) -> Option<RpcConsequence> {
+    let rpcs = |e: &Explanation| -> Vec<Record> {
+        e.records
+            .iter()
+            .skip(from)
+            .filter(|r| is_rpc(r))
+            .cloned()
+            .collect()
+    };
+    let (ra, rb) = (rpcs(a), rpcs(b));
+    let key = |r: &Record| (r.time, r.project);
+    let n = ra.len().min(rb.len());
+    let i = (0..n).find(|&i| key(&ra[i]) != key(&rb[i])).unwrap_or(n);
+    match (ra.get(i), rb.get(i)) {
+        (Some(x), Some(y)) if x.time <= y.time => Some(RpcConsequence {
+            at: x.time,
+            made_by: "a",
+            rpc: x.clone(),
+        }),
+        (Some(_), Some(y)) => Some(RpcConsequence {
+            at: y.time,
+            made_by: "b",
+            rpc: y.clone(),
+        }),
+        (Some(x), None) => Some(RpcConsequence {
+            at: x.time,
+            made_by: "a",
+            rpc: x.clone(),
+        }),
+        (None, Some(y)) => Some(RpcConsequence {
+            at: y.time,
+            made_by: "b",
+            rpc: y.clone(),
+        }),
+        (None, None) => None,
+    }
+}
+
+/// Each project's fraction of the work done by time `t` (step function of
+/// the recorded samples).
+fn shares_at(e: &Explanation, t: Time, min_work: f64) -> Option<Vec<f64>> {
+    let i = e.work_done.partition_point(|(x, _)| *x <= t);
+    let (_, w) = e.work_done.get(i.checked_sub(1)?)?;
+    let total: f64 = w.iter().sum();
+    (total > 0.0 && total >= min_work).then(|| w.iter().map(|x| x / total).collect())
+}
+
+/// The first time from `from` at which some project's share of the work
+/// done differs by more than `threshold` between the runs, once both have
+/// done `min_work` FLOPs (before, a share swings with each job).
+fn share_consequence(
+    a: &Explanation,
+    b: &Explanation,
+    from: Time,
+    threshold: f64,
+    min_work: f64,
+) -> Option<ShareConsequence> {
+    let mut times: Vec<Time> = a
+        .work_done
+        .iter()
+        .chain(&b.work_done)
+        .map(|(t, _)| *t)
+        .filter(|t| *t >= from)
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    for t in times {
+        let (Some(sa), Some(sb)) = (shares_at(a, t, min_work), shares_at(b, t, min_work)) else {
+            continue;
+        };
+        // The project that drifted most (the first of equals).
+        let mut worst: Option<usize> = None;
+        for p in 0..sa.len().min(sb.len()) {
+            if worst.is_none_or(|w| (sa[p] - sb[p]).abs() > (sa[w] - sb[w]).abs()) {
+                worst = Some(p);
+            }
+        }
+        if let Some(p) = worst {
+            if (sa[p] - sb[p]).abs() > threshold {
+                return Some(ShareConsequence {
+                    at: t,
+                    project: p,
+                    share_a: sa[p],
+                    share_b: sb[p],
+                });
+            }
+        }
+    }
+    None
+}
+
+/// The first consequences of a parting; shares are compared once both runs
+/// have done `min_work` FLOPs.
+pub fn consequences(
+    a: &Explanation,
+    b: &Explanation,
+    parting: &Parting,
+    threshold: f64,
+    min_work: f64,
+) -> Consequences {
+    Consequences {
+        deadline: deadline_consequence(a, b, parting.index),
+        rpc: rpc_consequence(a, b, parting.index),
+        share: share_consequence(a, b, parting.at, threshold, min_work),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::Reason;
+    use crate::family::Family;
+
+    fn rec(time: f64, source: Source, decision: &str) -> Record {
+        Record {
+            time,
+            source,
+            decision: decision.into(),
+            reason: Reason::default(),
+            project: Some(0),
+            job: None,
+            outcome: Outcome::None,
+        }
+    }
+
+    #[test]
+    fn the_parting_is_the_first_differing_decision_whatever_the_reasons() {
+        let cpu = Source::Policy(Family::Cpu);
+        let mut a = Explanation::default();
+        let mut b = Explanation::default();
+        a.records = vec![
+            rec(0.0, cpu, "start job 1 (A)"),
+            rec(60.0, cpu, "start job 2 (A)"),
+        ];
+        b.records = vec![
+            rec(0.0, cpu, "start job 1 (A)"),
+            rec(60.0, cpu, "start job 3 (B)"),
+        ];
+        b.records[0].reason = Reason::new("another reason");
+        let p = first_parting(&a, &b).expect("they part");
+        assert_eq!((p.index, p.at), (1, 60.0));
+        b.records[1] = rec(60.0, cpu, "start job 2 (A)");
+        assert!(first_parting(&a, &b).is_none());
+        b.records.pop();
+        assert_eq!(first_parting(&a, &b).unwrap().index, 1);
+    }
+
+    #[test]
+    fn a_share_drift_is_found_when_it_passes_the_threshold() {
+        let mut a = Explanation::default();
+        let mut b = Explanation::default();
+        a.work_done = vec![(0.0, vec![1.0, 1.0]), (100.0, vec![3.0, 1.0])];
+        b.work_done = vec![(0.0, vec![1.0, 1.0]), (200.0, vec![1.0, 3.0])];
+        let s = share_consequence(&a, &b, 0.0, 0.1, 0.0).expect("drift");
+        assert_eq!(s.at, 100.0);
+        assert_eq!((s.share_a, s.share_b), (0.75, 0.5));
+        assert!(share_consequence(&a, &b, 0.0, 0.6, 0.0).is_none());
+        // Not before both runs have done enough work to tell.
+        let s = share_consequence(&a, &b, 0.0, 0.1, 4.0).expect("drift");
+        assert_eq!(s.at, 200.0);
+    }
+}
