@@ -462,15 +462,10 @@ fn an_explained_run_s_page_holds_the_reason_of_each_stretch_and_rpc_and_the_plot
     let dir = temp_dir("timeline-why");
     let scn_path = shortened(&dir, "scenarios/mix-5-slack-5.toml", 3);
     let policy = "CS2_WF2_WS2_JC2";
-    let out = vcsim(&["run", "s.toml", "--policy", policy, "--timeline", "t.html"])
+    vcsim(&["run", "s.toml", "--policy", policy, "--timeline", "t.html"])
         .cwd(&dir)
         .run()
-        .out;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeeds();
     let page = std::fs::read_to_string(dir.join("t.html")).unwrap();
     let data = page_data(&page);
     let why = &data["why"];
@@ -604,19 +599,14 @@ fn an_explained_run_s_page_holds_the_reason_of_each_stretch_and_rpc_and_the_plot
 fn a_hundred_day_explained_page_stays_small() {
     let dir = temp_dir("timeline-why-long");
     let html = dir.join("t.html");
-    let out = vcsim(&[
+    vcsim(&[
         "run",
         "scenarios/mix-5-slack-5.toml",
         "--timeline",
         html.to_str().unwrap(),
     ])
     .run()
-    .out;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    .succeeds();
     let page = std::fs::read_to_string(dir.join("t.html")).unwrap();
     assert!(page.len() < 4_000_000, "{} bytes", page.len());
     let data = page_data(&page);

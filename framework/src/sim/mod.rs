@@ -167,8 +167,6 @@ pub struct Simulation {
     quiet_through: Option<Time>,
     /// Steps at which the RPC loop reached `MAX_RPCS_PER_STEP`.
     rpc_cap_steps: u64,
-    /// No step is left to visit.
-    ended: bool,
     explanation: Option<Explanation>,
 }
 
@@ -211,7 +209,6 @@ impl Simulation {
             quiet_through: None,
             rpc_cap_steps: 0,
             disk: DiskBook::default(),
-            ended: false,
             explanation: opts.explain.then(Explanation::default),
             opts,
         };
@@ -262,14 +259,7 @@ impl Simulation {
 
     /// Runs to the end and reports.
     pub fn run(mut self) -> Result<RunOutput, SimError> {
-        self.run_before(f64::INFINITY)?;
-        self.finish()
-    }
-
-    /// Visits the steps before time `t` (all that are left, for an
-    /// infinite `t`), so that two runs can be held at the same time.
-    pub fn run_before(&mut self, t: Time) -> Result<(), SimError> {
-        while !self.ended && self.time(self.k) < t {
+        loop {
             if let Some((_, at)) = self.opts.snapshot_at {
                 if self.time(self.k) > at {
                     self.snapshot(at);
@@ -282,25 +272,11 @@ impl Simulation {
             }
             let next = self.next_event_step()?;
             if next >= self.clock.nsteps {
-                self.ended = true;
-            } else {
-                self.k = next;
+                break;
             }
+            self.k = next;
         }
-        Ok(())
-    }
-
-    /// The client's state just before the step at `t` (steps before it
-    /// visited, jobs' progress settled up to it), for comparing two runs
-    /// (`vcsim diverge`). The run cannot go on.
-    pub fn into_state_before(mut self, t: Time) -> Result<ClientState, SimError> {
-        self.run_before(t)?;
-        let k = self.clock.step_at_or_after(t).min(self.clock.nsteps);
-        if k > self.mark_k {
-            self.st.now = self.time(k);
-            self.fold(k);
-        }
-        Ok(self.st)
+        self.finish()
     }
 
     /// Ends the run: settles the last stretch and reports.
