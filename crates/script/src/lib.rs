@@ -93,7 +93,7 @@ pub fn hooks(family: Family) -> &'static [(&'static str, usize, bool)] {
 fn build_engine() -> (Engine, Vec<DocEntry>) {
     let mut e = Engine::new();
     e.set_max_operations(limits::RHAI_MAX_OPERATIONS);
-    e.set_max_call_levels(api::MAX_CALL_LEVELS);
+    e.set_max_call_levels(limits::RHAI_MAX_CALL_LEVELS);
     e.set_max_expr_depths(64, 64);
     e.set_max_string_size(api::MAX_STRING_SIZE);
     e.set_max_array_size(api::MAX_ARRAY_SIZE);
@@ -325,7 +325,7 @@ pub fn describe_error(path: &str, hook: &str, err: &EvalAltResult) -> String {
         EvalAltResult::ErrorTooManyOperations(_) => limits::stop_message(false),
         EvalAltResult::ErrorTerminated(..) => limits::stop_message(limits::stopped_by_time()),
         EvalAltResult::ErrorDataTooLarge(what, _) => limits::too_large_message(what),
-        EvalAltResult::ErrorStackOverflow(_) => "too many nested calls (endless recursion?)".into(),
+        EvalAltResult::ErrorStackOverflow(_) => limits::too_deep_message(),
         EvalAltResult::ErrorRuntime(d, _) => d.to_string(),
         other => {
             // rhai's message without its own " (line x, position y)" suffix.
@@ -338,10 +338,7 @@ pub fn describe_error(path: &str, hook: &str, err: &EvalAltResult) -> String {
     };
     let func = chain.last().cloned().unwrap_or_default();
     let via = if chain.len() > 1 {
-        format!(
-            " (called from `{}`)",
-            chain[..chain.len() - 1].join("` <- `")
-        )
+        format!(" (called from {})", callers(&chain[..chain.len() - 1]))
     } else {
         String::new()
     };
@@ -351,6 +348,28 @@ pub fn describe_error(path: &str, hook: &str, err: &EvalAltResult) -> String {
         format!("function `{func}`")
     };
     format!("{}: in {within}{via}: {msg}", locate(&src, pos))
+}
+
+/// The callers of a function, outermost first, a run of calls of one
+/// function once with its count (a recursion 48 deep is one entry).
+fn callers(chain: &[String]) -> String {
+    let mut runs: Vec<(&str, usize)> = Vec::new();
+    for name in chain {
+        match runs.last_mut() {
+            Some((last, n)) if *last == name.as_str() => *n += 1,
+            _ => runs.push((name, 1)),
+        }
+    }
+    runs.iter()
+        .map(|&(name, n)| {
+            if n == 1 {
+                format!("`{name}`")
+            } else {
+                format!("`{name}` ({n} times)")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" <- ")
 }
 
 /// Calls `script`'s function `hook` with `this` bound to `state`, keeping
@@ -1340,7 +1359,7 @@ pub fn api_reference() -> String {
     out.push_str("Everything a policy script can read or build, beyond rhai's standard library (arithmetic, strings, arrays, maps, `min`/`max`, `sort`, closures). Handles (`View`, `Job`, `Project`, ...) are read-only and valid only during the hook call that received them; a `Job` kept in `this` is looked up again by id.\n\n");
     out.push_str("Resources are numbered: `0` is the CPU, `1 + k` the host's k-th GPU type. Projects are numbered in the scenario's order. Times are simulated seconds since the start of the run.\n\n");
     out.push_str(&format!(
-        "Limits per hook call: {} operations, where an operation that allocates (`+`, `+=`, `append` and `pad` of strings and arrays) counts one more per {} bytes it writes (an element counts 16); {} s of wall-clock time (a backstop for the operations whose cost rhai does not count, such as comparing or copying a large array); {} nested calls; strings of {} bytes, arrays of {} elements, maps of {} entries, each value with the values nested in it. A map grown by `m[key] = x` is checked at the next use of a variable, and the state `this` in full after every call. A limit's error names the script, the line that hit it and the limit (rhai's own check of an array or map literal keeps no line: the error names the hook). A comparator's error in `sort` fails the call. `log` keeps at most {} lines a run (the run's log, or standard error where a hook has no view) and then says that later lines were dropped.\n\n",
+        "Limits per hook call: {} operations, where an operation that allocates (`+`, `+=`, `append` and `pad` of strings and arrays) counts one more per {} bytes it writes (an element counts 16); {} s of wall-clock time (a backstop for the operations whose cost rhai does not count, such as comparing or copying a large array); {} nested calls; strings of {} bytes, arrays of {} elements, maps of {} entries, each value with the values nested in it. A map grown by `m[key] = x` is checked at the next use of a variable, and the state `this` in full after every call. A limit's error names the script, the line that hit it and the limit. Two of rhai's own checks keep no line, and their error names the hook instead: an array or map literal over its limit (`a = [a, a]` in a loop), and a recursion whose deepest call uses no variable (`fn f() {{ f() }}`); a recursion that uses one stops at that use, and the message counts the calls of each function once (`` `depth` (47 times) ``). A comparator's error in `sort` fails the call. `log` keeps at most {} lines a run (the run's log, or standard error where a hook has no view) and then says that later lines were dropped.\n\n",
         MAX_OPERATIONS,
         BYTES_PER_OPERATION,
         MAX_CALL_SECONDS,

@@ -15,12 +15,15 @@
 //!   cannot grow from one call to the next;
 //! - a call that computes for more than [`MAX_CALL_SECONDS`] of wall-clock
 //!   time is stopped: a backstop for the operations whose cost rhai does
-//!   not see (comparing or copying a large array is one operation).
+//!   not see (comparing or copying a large array is one operation);
+//! - calls nested deeper than [`MAX_CALL_LEVELS`] stop at their first use of
+//!   a variable. rhai's own check (one level deeper, a backstop) raises an
+//!   error whose position each returning call overwrites, so it names no line.
 //!
 //! Every stop is an error at the position rhai is at, so the message names
 //! the line that hit the limit.
 
-use crate::api::{MAX_ARRAY_SIZE, MAX_MAP_SIZE, MAX_OPERATIONS, MAX_STRING_SIZE};
+use crate::api::{MAX_ARRAY_SIZE, MAX_CALL_LEVELS, MAX_MAP_SIZE, MAX_OPERATIONS, MAX_STRING_SIZE};
 use rhai::{
     Array, Dynamic, Engine, EvalAltResult, EvalContext, FnPtr, ImmutableString, Map,
     NativeCallContext, Position,
@@ -48,6 +51,16 @@ const GRACE: u64 = 10_000;
 /// rhai's own count of operations stops a call here (a backstop: the budget
 /// stops it first).
 pub(crate) const RHAI_MAX_OPERATIONS: u64 = MAX_OPERATIONS + 2 * GRACE;
+
+/// rhai's own limit of nested calls (a backstop: see the module's doc).
+pub(crate) const RHAI_MAX_CALL_LEVELS: usize = MAX_CALL_LEVELS + 1;
+
+/// The message of calls nested too deep.
+pub(crate) fn too_deep_message() -> String {
+    format!(
+        "more than {MAX_CALL_LEVELS} nested calls (the limit of nested calls; endless recursion?)"
+    )
+}
 
 /// The token the progress callback stops a call with.
 const STOP: &str = "vcsim:stop";
@@ -226,6 +239,9 @@ pub(crate) fn on_var(_name: &str, _index: usize, ctx: EvalContext) -> RResult<Op
     });
     if let Some((time, _)) = b.over {
         return Err(limit(stop_message(time)));
+    }
+    if ctx.call_level() > MAX_CALL_LEVELS {
+        return Err(limit(too_deep_message()));
     }
     // Between two checks a map grows by at most CHECK_EVERY entries (one
     // per use of a variable).
@@ -408,6 +424,22 @@ pub(crate) fn register(e: &mut Engine) {
     });
     e.register_fn("+=", join);
     e.register_fn("append", join);
+    // `push` of a value that holds others (an array pushed into itself
+    // doubles it): checked here, at the script's line, not by rhai after.
+    e.register_fn("push", |a: &mut Array, item: Dynamic| -> RResult<()> {
+        let one = sizes(&item);
+        if one == (0, 0, 0) {
+            if a.len() >= MAX_ARRAY_SIZE {
+                return Err(too_large("Size of array"));
+            }
+        } else {
+            let have = sizes_of_array(a);
+            check_sizes((have.0 + 1 + one.0, have.1 + one.1, have.2 + one.2))?;
+            charge(bytes_of(one));
+        }
+        a.push(item);
+        Ok(())
+    });
 
     // `sort` with a comparator: rhai's ignores the comparator's errors (and
     // values that are not numbers); here they fail the call.

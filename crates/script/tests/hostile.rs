@@ -211,6 +211,38 @@ fn an_endless_loop_is_stopped_at_its_line() {
 }
 
 #[test]
+fn endless_recursion_is_stopped_at_its_line() {
+    let p = script(
+        "recursion.rhai",
+        "fn depth(n) {\n    if n == 0 { return 0; }\n    depth(n - 1) + 1\n}\n\nfn schedule(v) {\n    depth(1000);\n    []\n}\n",
+    );
+    let e = run_error("cpu", &p);
+    // The innermost call stops at its first use of a variable (line 2), and
+    // the chain of calls says how deep it was, once.
+    assert_has(
+        &e,
+        &[
+            &format!("{p}:2:"),
+            "in function `depth` (called from `schedule` <- `depth` (47 times))",
+            "more than 48 nested calls",
+        ],
+    );
+}
+
+#[test]
+fn an_array_pushed_into_itself_is_stopped_at_its_line() {
+    let p = script(
+        "push_self.rhai",
+        "fn schedule(v) {\n    let a = [1];\n    for i in 0..40 {\n        a.push(a);\n    }\n    []\n}\n",
+    );
+    let e = run_error("cpu", &p);
+    assert_has(
+        &e,
+        &[&format!("{p}:4:"), "an array of more than 100000 elements"],
+    );
+}
+
+#[test]
 fn a_limit_met_in_a_helper_names_the_helpers_line() {
     let p = script(
         "helper.rhai",
