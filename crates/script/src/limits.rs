@@ -180,14 +180,16 @@ pub(crate) fn too_large_message(what: &str) -> String {
 
 /// (array elements, map entries, string bytes) of a value, nested values
 /// included (as rhai counts them).
+/// The sum of two values' sizes (elements, map entries, string bytes).
+fn add(a: (usize, usize, usize), b: (usize, usize, usize)) -> (usize, usize, usize) {
+    (
+        a.0.saturating_add(b.0),
+        a.1.saturating_add(b.1),
+        a.2.saturating_add(b.2),
+    )
+}
+
 pub(crate) fn sizes(d: &Dynamic) -> (usize, usize, usize) {
-    fn add(a: (usize, usize, usize), b: (usize, usize, usize)) -> (usize, usize, usize) {
-        (
-            a.0.saturating_add(b.0),
-            a.1.saturating_add(b.1),
-            a.2.saturating_add(b.2),
-        )
-    }
     if let Some(a) = d.read_lock::<Array>() {
         return sizes_of_array(&a);
     }
@@ -410,9 +412,7 @@ pub(crate) fn register(e: &mut Engine) {
         },
     );
     fn join(a: &mut Array, b: Array) -> RResult<()> {
-        let sa = sizes_of_array(a);
-        let sb = sizes_of_array(&b);
-        let total = (sa.0 + sb.0, sa.1 + sb.1, sa.2 + sb.2);
+        let total = add(sizes_of_array(a), sizes_of_array(&b));
         check_sizes(total)?;
         charge(bytes_of(total));
         a.extend(b);
@@ -433,8 +433,7 @@ pub(crate) fn register(e: &mut Engine) {
                 return Err(too_large("Size of array"));
             }
         } else {
-            let have = sizes_of_array(a);
-            check_sizes((have.0 + 1 + one.0, have.1 + one.1, have.2 + one.2))?;
+            check_sizes(add(sizes_of_array(a), add((1, 0, 0), one)))?;
             charge(bytes_of(one));
         }
         a.push(item);
@@ -499,12 +498,5 @@ pub(crate) fn register(e: &mut Engine) {
 }
 
 fn sizes_of_array(a: &Array) -> (usize, usize, usize) {
-    a.iter().fold((a.len(), 0, 0), |acc, x| {
-        let s = sizes(x);
-        (
-            acc.0.saturating_add(s.0),
-            acc.1.saturating_add(s.1),
-            acc.2.saturating_add(s.2),
-        )
-    })
+    a.iter().fold((a.len(), 0, 0), |acc, x| add(acc, sizes(x)))
 }
