@@ -1,13 +1,20 @@
-//! What WF2 relies on to certify a quiet stretch (`quiet_until`): the
-//! simulation with fresh rates and less work (`rr_sim::lower_bound`) bounds
-//! BOINC's simulation. Every job finishes no later, the shortfall is no
-//! less, and each project's deficit is no less than its shortfall. BOINC's
-//! own simulation is not monotone in the work: a longer job can make
-//! another finish sooner (the last test finds such a case), because its
-//! rates are recomputed only when a project runs out of jobs.
+//! The bounds of BOINC's simulation that spare its runs.
+//!
+//! - What WF2 relies on to certify a quiet stretch (`quiet_until`): the
+//!   simulation with fresh rates and less work (`rr_sim::lower_bound`)
+//!   bounds BOINC's simulation. Every job finishes no later, the shortfall
+//!   is no less, and each project's deficit is no less than its shortfall.
+//!   BOINC's own simulation is not monotone in the work: a longer job can
+//!   make another finish sooner (the last test finds such a case), because
+//!   its rates are recomputed only when a project runs out of jobs.
+//! - What CS2 relies on to skip the simulation (`rr_sim::count_misses`):
+//!   no job finishes after its bound from `rr_sim::finish_bounds`, so the
+//!   misses counted are the simulation's.
 
 use proptest::prelude::*;
-use vcsim_blocks::rr_sim::{bounds_hold, lower_bound, simulate_with, RrResult};
+use vcsim_blocks::rr_sim::{
+    bounds_hold, count_misses, finish_bounds, lower_bound, simulate, simulate_with, RrResult,
+};
 use vcsim_framework::testing::{add_job, state, JobSpec};
 use vcsim_framework::{policy::StaticEstimate, ClientState, View};
 
@@ -36,6 +43,8 @@ struct Case {
     jobs: Vec<(usize, f64, f64)>,
     /// Per job, the fraction of its remaining time the bound runs with.
     less: Vec<f64>,
+    /// The on fraction the client has learnt (1: it learns none).
+    ocf: f64,
 }
 
 fn case(
@@ -51,14 +60,16 @@ fn case(
             prop::collection::vec(prop::sample::select(caps.clone()), np),
             prop::collection::vec((0..np, 60.0f64..40_000.0, 3_000.0f64..300_000.0), 1..14),
             prop::collection::vec(prop::sample::select(vec![1.0, 0.999, 0.9, 0.5, 0.0]), 14),
+            prop::sample::select(vec![1.0, 0.8, 0.3]),
         )
-            .prop_map(|(ncpus, shares, cpus, caps, jobs, less)| Case {
+            .prop_map(|(ncpus, shares, cpus, caps, jobs, less, ocf)| Case {
                 ncpus,
                 shares,
                 cpus,
                 caps,
                 jobs,
                 less,
+                ocf,
             })
     })
 }
@@ -68,7 +79,51 @@ fn setup(c: &Case) -> ClientState {
     for &(p, _, deadline) in &c.jobs {
         add_job(&mut st, JobSpec::queued(p, 1e12, deadline));
     }
+    if c.ocf < 1.0 {
+        st.prefs.learn_availability = true;
+        st.observed_on_fraction = c.ocf;
+    }
     st
+}
+
+/// Where a job of BOINC's simulation finishes after its bound, if one
+/// does; how many bounds were given (0 where they do not hold).
+fn finish_after_bound(c: &Case) -> (Option<String>, usize) {
+    let st = setup(c);
+    let rem: Vec<f64> = c.jobs.iter().map(|j| j.1).collect();
+    let s = boinc(&st, &rem);
+    let v = View::new(&st, &StaticEstimate, 0.0);
+    let mut bounds = Vec::new();
+    if !finish_bounds(&v, 0, &rem, &mut Vec::new(), |i, b| {
+        bounds.push((i, b));
+        true
+    }) {
+        return (None, 0);
+    }
+    for (&(i, b), js) in bounds.iter().zip(&s.jobs) {
+        assert_eq!(i, js.index, "bounds come in list order");
+        if js.finish > b * (1.0 + 1e-12) + 1e-6 {
+            return (
+                Some(format!(
+                    "job {i} finishes at {} after its bound {b}",
+                    js.finish
+                )),
+                bounds.len(),
+            );
+        }
+    }
+    (None, bounds.len())
+}
+
+/// The misses CS2 counts, and those of a full simulation.
+fn misses_both_ways(c: &Case) -> (Vec<u32>, Vec<u32>) {
+    let st = setup(c);
+    let v = View::new(&st, &StaticEstimate, 0.0);
+    let mut counted = vec![0; c.shares.len()];
+    count_misses(&v, 0, 30_000.0, &mut RrResult::default(), &mut counted).unwrap();
+    let mut out = RrResult::default();
+    simulate(&v, 0, 30_000.0, &mut out).unwrap();
+    (counted, out.projects.iter().map(|p| p.misses).collect())
 }
 
 fn boinc(st: &ClientState, rem: &[f64]) -> RrResult {
@@ -131,6 +186,25 @@ proptest! {
     }
 
     #[test]
+    fn no_job_finishes_after_its_bound(
+        c in case(1..=6, vec![1.0, 0.5, 2.0, 3.0], vec![0])
+    ) {
+        let (violation, given) = finish_after_bound(&c);
+        prop_assert_eq!(violation, None);
+        let st = setup(&c);
+        let v = View::new(&st, &StaticEstimate, 0.0);
+        prop_assert_eq!(given > 0, bounds_hold(&v, 0));
+    }
+
+    #[test]
+    fn cs2_counts_the_simulations_misses(
+        c in case(1..=4, vec![1.0, 2.0], vec![0, 0, 1])
+    ) {
+        let (counted, simulated) = misses_both_ways(&c);
+        prop_assert_eq!(counted, simulated);
+    }
+
+    #[test]
     fn the_bound_is_not_claimed_under_max_concurrent_caps(
         c in case(1..=3, vec![1.0, 2.0], vec![0, 1])
     ) {
@@ -161,6 +235,7 @@ fn boincs_simulation_is_not_monotone_in_the_work() {
             (2, 33011.99, 3000.0),
         ],
         less: vec![1.0; 6],
+        ocf: 1.0,
     };
     let st = setup(&c);
     let rem: Vec<f64> = c.jobs.iter().map(|j| j.1).collect();
@@ -176,4 +251,33 @@ fn boincs_simulation_is_not_monotone_in_the_work() {
     // The bound, run with the shorter work, is below both.
     let lb = bound(&st, &rem);
     assert!(lb.jobs[5].finish <= b.jobs[5].finish);
+}
+
+#[test]
+fn far_deadlines_are_certain_and_near_ones_are_simulated() {
+    // One CPU, two jobs of an hour: due in ten days they cannot miss; due
+    // in 90 minutes the bound (an hour's wait, then an hour) cannot say.
+    let mut c = Case {
+        ncpus: 1,
+        shares: vec![100.0],
+        cpus: vec![1.0],
+        caps: vec![0],
+        jobs: vec![(0, 3600.0, 864_000.0), (0, 3600.0, 864_000.0)],
+        less: vec![1.0; 2],
+        ocf: 1.0,
+    };
+    let st = setup(&c);
+    let v = View::new(&st, &StaticEstimate, 0.0);
+    let rem = [3600.0, 3600.0];
+    let mut bounds = Vec::new();
+    assert!(finish_bounds(&v, 0, &rem, &mut Vec::new(), |_, b| {
+        bounds.push(b);
+        true
+    }));
+    assert_eq!(bounds, vec![3600.0, 7200.0]);
+    assert_eq!(misses_both_ways(&c), (vec![0], vec![0]));
+    c.jobs[1].2 = 5400.0;
+    // The second finishes at 7200 s, after 0.9 of the 5400 s less the
+    // buffer minimum and the scheduling period: a miss, found by simulating.
+    assert_eq!(misses_both_ways(&c), (vec![1], vec![1]));
 }

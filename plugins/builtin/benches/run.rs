@@ -76,10 +76,10 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    // A big host: the base scenario on 256 CPUs for 10 days (2.6 s on the
-    // development machine; 100 days take about 26 s). It makes about 850
-    // RPCs a day, one job each, and every RPC runs the round-robin
-    // simulation of some 600 jobs twice: see the book's scenario bounds.
+    // A big host: the base scenario on 256 CPUs for 10 days (1.0 s on the
+    // development machine; 100 days take about 10 s). It makes about 850
+    // RPCs a day, two jobs each, and every RPC runs the round-robin
+    // simulation of some 600 jobs: see the book's "Big hosts".
     let mut big = base.clone();
     big.host.ncpus = 256;
     big.duration_days = 10.0;

@@ -1,7 +1,8 @@
 //! Runs a scenario under policies and prints the aggregate metrics, one line
 //! each: `cargo run --release -p vcsim-builtin --example quickrun -- SCENARIO POLICY...`.
 //! Set `FIXED=1` to visit every step, `EXPLAIN=1` to record every decision
-//! with its reason (what `vcsim explain` costs).
+//! with its reason (what `vcsim explain` costs), `TRACE=1` to print the
+//! simulator's trace (a line per RPC, with the request and the queue).
 
 use std::path::Path;
 use vcsim_framework::{run_spec, PolicySpec, Registry, Scenario, SimOptions, Stepping};
@@ -18,6 +19,7 @@ fn main() {
             o.stepping = Stepping::FixedStep;
         }
         o.explain = std::env::var("EXPLAIN").is_ok();
+        o.trace = std::env::var("TRACE").is_ok();
         let t = std::time::Instant::now();
         let out = run_spec(&scn, &reg, &spec, o).unwrap_or_else(|e| panic!("{e}"));
         println!(
@@ -26,6 +28,9 @@ fn main() {
             out.steps_visited,
             t.elapsed()
         );
+        for line in &out.trace {
+            println!("{line}");
+        }
         if std::env::var("USAGE").is_ok() {
             for p in &out.report.projects {
                 println!("  {} usage {:?}", p.name, p.usage);

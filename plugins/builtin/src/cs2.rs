@@ -52,10 +52,8 @@ impl CpuScheduler for Cs2 {
         self.misses.clear();
         self.misses.resize(np, 0);
         for r in 0..nrsc {
-            rr_sim::simulate(v, r, v.prefs().work_buf_total(), &mut self.rr[r])?;
-            for (p, pr) in self.rr[r].projects.iter().enumerate() {
-                self.misses[p] += pr.misses;
-            }
+            let buffer = v.prefs().work_buf_total();
+            rr_sim::count_misses(v, r, buffer, &mut self.rr[r], &mut self.misses)?;
         }
         self.runnable.clear();
         self.runnable.resize(np, false);

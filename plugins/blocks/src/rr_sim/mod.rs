@@ -144,6 +144,8 @@ struct Scratch {
     /// (factor, project, version) of the projects not at the full rate, the
     /// largest first: the next to reach it when the live shares fall.
     by_factor: BinaryHeap<(Key, usize, u32)>,
+    /// `count_misses`'s scratch for the bounds.
+    bound: Vec<f64>,
 }
 
 /// `x` if it is more than rounding can make of sums of fractional CPUs, else
@@ -226,10 +228,9 @@ pub fn held_by_caps(rr: &RrResult, p: usize, horizon_end: f64) -> bool {
     rr.projects[p].at_cap_until > horizon_end
 }
 
-/// Runs the simulation for resource `rsc` over the horizon `buffer` seconds,
-/// writing into `out` (its buffers are reused).
-pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyResult<()> {
-    let mut rem = std::mem::take(&mut out.remaining);
+/// The estimator's remaining time of each of the view's jobs of `rsc`
+/// (0 for the others), into `rem`.
+fn estimates(v: &View, rsc: Rsc, rem: &mut Vec<f64>) -> PolicyResult<()> {
     rem.clear();
     for j in v.jobs() {
         rem.push(if j.state == JobState::Finished || j.rsc() != rsc {
@@ -238,9 +239,102 @@ pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyRe
             v.remaining_seconds(j)?
         });
     }
+    Ok(())
+}
+
+/// Runs the simulation for resource `rsc` over the horizon `buffer` seconds,
+/// writing into `out` (its buffers are reused).
+pub fn simulate(v: &View, rsc: Rsc, buffer: f64, out: &mut RrResult) -> PolicyResult<()> {
+    let mut rem = std::mem::take(&mut out.remaining);
+    estimates(v, rsc, &mut rem)?;
     run(v, rsc, buffer, &rem, Rates::Boinc, out);
     out.remaining = rem;
     Ok(())
+}
+
+/// Adds each project's deadline misses in [`simulate`] to `misses`
+/// (`misses[p]`), which is all CS2 decides with. Where [`finish_bounds`]
+/// proves that no job can miss, it does not simulate, and `out` keeps its
+/// last simulation: a 256-CPU host reschedules after every RPC, and its
+/// hundreds of jobs are rarely near their deadlines. An explained run
+/// always simulates: its reasons quote the simulated finishes.
+pub fn count_misses(
+    v: &View,
+    rsc: Rsc,
+    buffer: f64,
+    out: &mut RrResult,
+    misses: &mut [u32],
+) -> PolicyResult<()> {
+    let mut rem = std::mem::take(&mut out.remaining);
+    estimates(v, rsc, &mut rem)?;
+    let none = !v.explaining() && no_misses(v, rsc, &rem, &mut out.scratch.bound);
+    if !none {
+        run(v, rsc, buffer, &rem, Rates::Boinc, out);
+        for (m, pr) in misses.iter_mut().zip(&out.projects) {
+            *m += pr.misses;
+        }
+    }
+    out.remaining = rem;
+    Ok(())
+}
+
+/// Whether [`finish_bounds`] proves that no job of `rsc` misses its
+/// deadline in [`simulate`] (with a margin far above rounding).
+fn no_misses(v: &View, rsc: Rsc, remaining: &[f64], scratch: &mut Vec<f64>) -> bool {
+    let now = v.now();
+    let (bmin, period) = (v.prefs().work_buf_min, v.prefs().sched_period);
+    finish_bounds(v, rsc, remaining, scratch, |i, finish| {
+        let cd = v.jobs()[i].deadline - bmin - period;
+        let allowed = now + CPU_PESSIMISM_FACTOR * (cd - now);
+        finish + 1e-9 * finish.abs() + 1e-3 <= allowed
+    })
+}
+
+/// Upper bounds on when each job of `rsc` finishes in [`simulate`] with
+/// these remaining times, in list order: `each(view index, bound)`, which
+/// stops the walk by returning false. Returns whether every bound was
+/// given; false too where they do not hold (see [`bounds_hold`]), or no
+/// job can run (no instance, a host never on).
+///
+/// Why they hold: a job of project p never runs slower than
+/// `ρ = ocf · share_p / total share` (a rate is `min(1, share · boost /
+/// live shares) · ocf`, boost ≥ 1, and the live shares never exceed the
+/// total), and p's active jobs are its earliest unfinished ones. While job
+/// i waits, p has `m = ⌈N / width⌉` jobs active, all before i, so the
+/// work before it falls at `m·ρ` at least; once active, i runs at `ρ` at
+/// least. So i ends by `now + W_before / (m·ρ) + rem_i / ρ`. A property
+/// test checks it: plugins/blocks/tests/rr_sim_bound.rs.
+pub fn finish_bounds(
+    v: &View,
+    rsc: Rsc,
+    remaining: &[f64],
+    scratch: &mut Vec<f64>,
+    mut each: impl FnMut(usize, f64) -> bool,
+) -> bool {
+    let n = instances(v, rsc);
+    let ocf = v.on_fraction();
+    if !(n > 0.0 && ocf > 0.0 && bounded(v, rsc, scratch)) {
+        return false;
+    }
+    let trs: f64 = v.projects().iter().map(|p| p.resource_share).sum();
+    let now = v.now();
+    // Per project: the remaining work of its jobs listed so far.
+    scratch.clear();
+    scratch.resize(v.projects().len(), 0.0);
+    for (i, j) in v.jobs().iter().enumerate() {
+        if j.state == JobState::Finished || j.rsc() != rsc {
+            continue;
+        }
+        let p = j.project;
+        let rho = ocf * v.project(p).resource_share / trs;
+        let m = (n / job_width(j, rsc)).ceil();
+        let bound = now + scratch[p] / (m * rho) + remaining[i] / rho;
+        if !each(i, bound) {
+            return false;
+        }
+        scratch[p] += remaining[i];
+    }
+    true
 }
 
 /// The simulation with given remaining times (`remaining[i]` for the view's
