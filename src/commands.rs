@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use vcsim_framework::{
     run_spec, Family, PolicySpec, Registry, RunReport, Scenario, SimOptions, Stepping,
 };
+use vcsim_sweep::MAX_REPLICATIONS;
 
 /// The base scenario, built in so that `vcsim` alone has something to run.
 /// What `vcsim` with no arguments compares the paper's policies on: five
@@ -112,8 +113,10 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             jobs,
             watch,
         }) => {
-            if replications == 0 {
-                return Err(Failure::input("--replications must be at least 1"));
+            if !(1..=MAX_REPLICATIONS).contains(&replications) {
+                return Err(Failure::input(format!(
+                    "--replications must be from 1 to {MAX_REPLICATIONS} (as in a sweep), found {replications}"
+                )));
             }
             let show = |c: &compare::Comparison| match format {
                 Format::Table => output::compare_table(c),

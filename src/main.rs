@@ -83,7 +83,7 @@ pub enum Command {
         /// Policies to compare (repeat; the first is the baseline), as `run --policy` takes them.
         #[arg(long, required = true)]
         policy: Vec<String>,
-        /// Runs per policy, on seeds seed, seed+1, ...
+        /// Runs per policy, on seeds seed, seed+1, ... (1 to 100000)
         #[arg(long, default_value_t = 1)]
         replications: u32,
         #[arg(long)]

@@ -334,3 +334,77 @@ fn an_unknown_timeline_extension_is_an_error_naming_it() {
     timed(vcsim(&["run", &s(&scn), "--timeline", &s(&p)])).succeeds();
     assert!(std::fs::read_to_string(&p).unwrap().starts_with("job,"));
 }
+
+#[test]
+fn a_billion_replications_is_refused_with_the_bound() {
+    let r = timed(vcsim(&[
+        "compare",
+        "scenarios/paper-base.toml",
+        "--policy",
+        "CS1",
+        "--policy",
+        "CS2",
+        "--replications",
+        "1000000000",
+    ]));
+    r.fails_with(
+        2,
+        &["--replications", "from 1 to 100000", "found 1000000000"],
+    );
+    assert!(r.stdout().is_empty(), "nothing ran: {}", r.stdout());
+}
+
+#[test]
+fn nan_and_infinity_in_set_say_a_finite_number_is_needed() {
+    for (value, shown) in [("nan", "NaN"), ("inf", "inf"), ("-inf", "-inf")] {
+        let set = format!("host.cpu_flops={value}");
+        let r = timed(vcsim(&["run", "scenarios/paper-base.toml", "--set", &set]));
+        r.fails_with(
+            2,
+            &[
+                &set,
+                "`host.cpu_flops`",
+                &format!("{shown} is not a scenario value"),
+                "finite number",
+            ],
+        );
+    }
+    // In a sweep's axis, with the file, key and line.
+    let dir = sweep_dir("hostile-nan-axis", "[\"waste\"]", 2);
+    let sweep = dir.join("sweep.toml");
+    let text = std::fs::read_to_string(&sweep).unwrap();
+    std::fs::write(&sweep, text.replace("values = [1, 2]", "values = [1, nan]")).unwrap();
+    let r = timed(vcsim(&["sweep", &s(&sweep), "--out", &s(&dir.join("out"))]));
+    r.fails_with(
+        2,
+        &[
+            "sweep.toml",
+            "axis.0.values.1",
+            "NaN is not a scenario value",
+        ],
+    );
+}
+
+#[test]
+fn a_knob_that_overflows_names_the_knob_or_the_infinite_value() {
+    let r = timed(vcsim(&[
+        "run",
+        "scenarios/paper-base.toml",
+        "--set",
+        "flops_error_factor=0",
+    ]));
+    r.fails_with(2, &["flops_error_factor=0", "a positive number, found 0"]);
+    let r = timed(vcsim(&[
+        "run",
+        "scenarios/paper-base.toml",
+        "--set",
+        "flops_stddev_factor=1e300",
+    ]));
+    r.fails_with(
+        2,
+        &[
+            "`project.0.app.0.flops_stddev`",
+            "must be a finite number, found inf",
+        ],
+    );
+}

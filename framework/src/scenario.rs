@@ -411,15 +411,26 @@ impl Scenario {
     /// Checks every value that the types alone do not; returns the dotted key
     /// and what is wrong with it.
     pub fn validate(&self) -> Result<(), (String, String)> {
+        // (A value derived by a knob or an import may overflow to infinity:
+        // the message says what is wrong with it, not only the range.)
+        fn finite(key: &str, v: f64) -> Result<(), (String, String)> {
+            if v.is_finite() {
+                Ok(())
+            } else {
+                Err((key.into(), format!("must be a finite number, found {v}")))
+            }
+        }
         fn positive(key: &str, v: f64) -> Result<(), (String, String)> {
-            if v.is_finite() && v > 0.0 {
+            finite(key, v)?;
+            if v > 0.0 {
                 Ok(())
             } else {
                 Err((key.into(), format!("must be a positive number, found {v}")))
             }
         }
         fn non_negative(key: &str, v: f64) -> Result<(), (String, String)> {
-            if v.is_finite() && v >= 0.0 {
+            finite(key, v)?;
+            if v >= 0.0 {
                 Ok(())
             } else {
                 Err((key.into(), format!("must be zero or more, found {v}")))

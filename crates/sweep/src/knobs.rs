@@ -100,7 +100,7 @@ impl Setting {
         let value = match format!("v = {v}").parse::<toml::Table>() {
             Ok(mut t) => {
                 let tv = t.remove("v").unwrap_or(toml::Value::String(v.to_string()));
-                toml_to_json(&tv).ok_or_else(|| format!("`{k}`: dates are not scenario values"))?
+                toml_to_json(&tv).map_err(|m| format!("`{k}`: {m}"))?
             }
             Err(_) => serde_json::Value::String(v.to_string()),
         };
@@ -204,6 +204,11 @@ fn apply_inner(scn: &Scenario, s: &Setting) -> Result<Scenario, Fault> {
         }
         Param::FlopsErrorFactor => {
             let f = number(&s.value).map_err(v)?;
+            if !(f.is_finite() && f > 0.0) {
+                return Err(v(format!(
+                    "the error factor divides the FLOPs: a positive number, found {f}"
+                )));
+            }
             for a in scn.projects.iter_mut().flat_map(|p| p.apps.iter_mut()) {
                 a.flops_estimate = a.flops_mean / f;
             }
@@ -278,21 +283,24 @@ fn set_path(
 
 /// A TOML value as the JSON the settings are applied to (None for a
 /// date, which no setting takes).
-pub(crate) fn toml_to_json(v: &toml::Value) -> Option<serde_json::Value> {
-    Some(match v {
+pub(crate) fn toml_to_json(v: &toml::Value) -> Result<serde_json::Value, String> {
+    Ok(match v {
         toml::Value::String(s) => serde_json::Value::String(s.clone()),
         toml::Value::Integer(i) => serde_json::Value::from(*i),
-        toml::Value::Float(f) => serde_json::Value::from(serde_json::Number::from_f64(*f)?),
+        toml::Value::Float(f) => serde_json::Value::from(
+            serde_json::Number::from_f64(*f)
+                .ok_or_else(|| format!("{f} is not a scenario value: give a finite number"))?,
+        ),
         toml::Value::Boolean(b) => serde_json::Value::Bool(*b),
         toml::Value::Array(a) => {
-            serde_json::Value::Array(a.iter().map(toml_to_json).collect::<Option<_>>()?)
+            serde_json::Value::Array(a.iter().map(toml_to_json).collect::<Result<_, _>>()?)
         }
         toml::Value::Table(t) => serde_json::Value::Object(
             t.iter()
-                .map(|(k, v)| Some((k.clone(), toml_to_json(v)?)))
-                .collect::<Option<_>>()?,
+                .map(|(k, v)| Ok((k.clone(), toml_to_json(v)?)))
+                .collect::<Result<_, String>>()?,
         ),
-        toml::Value::Datetime(_) => return None,
+        toml::Value::Datetime(_) => return Err("dates are not scenario values".into()),
     })
 }
 

@@ -18,6 +18,10 @@
 
 #![forbid(unsafe_code)]
 
+/// The most replications a sweep or `vcsim compare` runs per cell and
+/// policy: far more than a confidence interval needs.
+pub const MAX_REPLICATIONS: u32 = 100_000;
+
 pub mod data;
 pub mod knobs;
 pub mod output;
@@ -214,11 +218,11 @@ impl Sweep {
             None => 1,
             Some(r) => {
                 let v = *r.get_ref();
-                if !(1..=100_000).contains(&v) {
+                if !(1..=i64::from(MAX_REPLICATIONS)).contains(&v) {
                     return Err(err(
                         "replications",
                         Some(r.span()),
-                        format!("must be from 1 to 100000, found {v}"),
+                        format!("must be from 1 to {MAX_REPLICATIONS}, found {v}"),
                     ));
                 }
                 v as u32
@@ -271,8 +275,8 @@ impl Sweep {
         for (k, v) in &raw.set {
             let key = format!("set.{k}");
             let param = Param::parse(k).map_err(|m| err(&key, Some(v.span()), m))?;
-            let json = knobs::toml_to_json(v.get_ref())
-                .ok_or_else(|| err(&key, Some(v.span()), "dates are not scenario values".into()))?;
+            let json =
+                knobs::toml_to_json(v.get_ref()).map_err(|m| err(&key, Some(v.span()), m))?;
             set_json.insert(k.clone(), json.clone());
             fixed.push((Setting { param, value: json }, v.span()));
         }
@@ -313,13 +317,8 @@ impl Sweep {
             let mut values = Vec::new();
             let mut spans = Vec::new();
             for (j, v) in a.values.get_ref().iter().enumerate() {
-                let json = knobs::toml_to_json(v.get_ref()).ok_or_else(|| {
-                    err(
-                        &format!("axis.{i}.values.{j}"),
-                        Some(v.span()),
-                        "dates are not scenario values".into(),
-                    )
-                })?;
+                let json = knobs::toml_to_json(v.get_ref())
+                    .map_err(|m| err(&format!("axis.{i}.values.{j}"), Some(v.span()), m))?;
                 values.push(json);
                 spans.push(v.span());
             }
