@@ -243,6 +243,18 @@ fn an_array_pushed_into_itself_is_stopped_at_its_line() {
 }
 
 #[test]
+fn blobs_are_not_there_to_grow() {
+    // rhai's byte arrays grow by paths the limits cannot place on a line
+    // (`b += b` stopped with no line): the engine leaves them out.
+    let p = script(
+        "blob.rhai",
+        "fn schedule(v) {\n    let b = blob(10, 1);\n    loop { b += b; }\n}\n",
+    );
+    let e = run_error("cpu", &p);
+    assert_has(&e, &[&format!("{p}:2:"), "Function not found: blob"]);
+}
+
+#[test]
 fn a_limit_met_in_a_helper_names_the_helpers_line() {
     let p = script(
         "helper.rhai",
