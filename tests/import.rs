@@ -242,6 +242,27 @@ fn errors_name_file_element_and_line() {
     }
 }
 
+/// A value each element allows but the scenario does not (a share above
+/// 10^12, a deadline a million years off) names the key, and the file and
+/// line it came from.
+#[test]
+fn values_the_scenario_refuses_name_their_boinc_line() {
+    let state = std::fs::read_to_string(fixture("host/client_state.xml")).unwrap();
+    let line_of =
+        |text: &str, what: &str| text[..text.find(what).unwrap()].matches('\n').count() + 1;
+    let bad = state.replacen("<resource_share>200<", "<resource_share>1e300<", 1);
+    let e = import_client_state((Path::new("client_state.xml"), &bad), None, None).unwrap_err();
+    let line = line_of(&bad, "<resource_share>1e300<");
+    assert!(
+        e.message
+            .contains("key `project.0.resource_share`: must be at most 1e12, found 1e300")
+            && e.message.contains(&format!(
+                "(from <resource_share>, client_state.xml line {line})"
+            )),
+        "{e}"
+    );
+}
+
 /// Cut the file anywhere, or put garbage in any value: an error or a
 /// scenario, never a panic.
 #[test]

@@ -137,13 +137,90 @@ pub(crate) fn finish(
         toml.insert(0, '\n');
         toml.insert_str(0, &head_toml);
     }
-    scenario
-        .validate()
-        .map_err(|(key, m)| invalid(format!("key `{key}`: {m}")))?;
+    scenario.validate().map_err(|(key, m)| {
+        let from = note_of(&toml, &key).map_or(String::new(), |n| format!(" (from {n})"));
+        invalid(format!("key `{key}`: {m}{from}"))
+    })?;
     Ok(Imported {
         scenario,
         toml,
         warnings,
         inputs: inputs.to_vec(),
     })
+}
+
+/// The comment that says where the value of dotted `key` came from
+/// (`<resource_share>, client_state.xml line 23`), in the rendered
+/// scenario: so that a value the scenario refuses names its BOINC file and
+/// line, not only its scenario key.
+fn note_of<'t>(toml: &'t str, key: &str) -> Option<&'t str> {
+    // The dotted path of the current section, with the index of each array
+    // of tables (`project.1.app.0`), as validation names keys; the count of
+    // each array of tables so far (`project.app` counts within a project).
+    let mut section = String::new();
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    // `project.app` -> `project.3.app`: a parent that is an array of tables
+    // gets the index of its latest element.
+    let indexed =
+        |counts: &std::collections::BTreeMap<&str, usize>, h: &str| match h.split_once('.') {
+            Some((parent, rest)) if counts.contains_key(parent) => {
+                format!("{parent}.{}.{rest}", counts[parent] - 1)
+            }
+            _ => h.to_string(),
+        };
+    for line in toml.lines() {
+        let line = line.trim();
+        if let Some(h) = line.strip_prefix("[[").and_then(|l| l.strip_suffix("]]")) {
+            let n = counts.entry(h).or_insert(0);
+            *n += 1;
+            let n = *n - 1;
+            // A new element restarts the counts of its own arrays.
+            counts.retain(|k, _| {
+                !(k.len() > h.len() && k.starts_with(h) && k[h.len()..].starts_with('.'))
+            });
+            section = format!("{}.{n}", indexed(&counts, h));
+        } else if let Some(h) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = indexed(&counts, h);
+        } else if let Some((name, rest)) = line.split_once('=') {
+            let name = name.trim();
+            let full = if section.is_empty() {
+                name.to_string()
+            } else {
+                format!("{section}.{name}")
+            };
+            if full == key {
+                return rest.split_once(" # ").map(|(_, n)| n.trim());
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::note_of;
+
+    #[test]
+    fn a_key_finds_its_note_in_its_section() {
+        let toml = "duration_days = 5.0 # five\n[host]\nncpus = 4 # p_ncpus, line 3\n\
+                    [host.availability]\nfraction = 0.5 # on_frac\n[[host.gpu]]\ncount = 1 # gpu 0\n\
+                    [[project]]\nname = \"A\"\n[[project.app]]\nflops_estimate = 1.0 # A's\n\
+                    [[project]]\nresource_share = 1e300 # B's share, line 12\n\
+                    [[project.app]]\nflops_estimate = 2.0 # B app 0\n\
+                    [[project.app]]\nflops_estimate = 3.0 # B app 1\n";
+        for (key, note) in [
+            ("duration_days", Some("five")),
+            ("host.ncpus", Some("p_ncpus, line 3")),
+            ("host.availability.fraction", Some("on_frac")),
+            ("host.gpu.0.count", Some("gpu 0")),
+            ("project.0.app.0.flops_estimate", Some("A's")),
+            ("project.1.resource_share", Some("B's share, line 12")),
+            ("project.1.app.0.flops_estimate", Some("B app 0")),
+            ("project.1.app.1.flops_estimate", Some("B app 1")),
+            ("project.0.name", None),
+            ("project.2.resource_share", None),
+        ] {
+            assert_eq!(note_of(toml, key), note, "{key}");
+        }
+    }
 }
