@@ -342,7 +342,7 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
     match ext {
         "toml" => {
-            let text = std::fs::read_to_string(file).map_err(|e| Failure::input(format!("{}: cannot read: {e}", file.display())))?;
+            let text = vcsim_framework::input::read_text(file, vcsim_framework::input::MAX_TEXT_BYTES).map_err(|e| Failure::input(format!("{}: cannot read: {e}", file.display())))?;
             if vcsim_sweep::is_sweep_text(&text) {
                 return crate::sweep_cmd::check_sweep(file, plugins);
             }

@@ -231,7 +231,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, plugins: &[PathBuf]) -> Result<(), Fa
     let mut mans: Vec<Manifest> = Vec::new();
     for d in dirs {
         let p = d.join(MANIFEST);
-        let text = std::fs::read_to_string(&p)
+        let text = vcsim_framework::input::read_text(&p, vcsim_framework::input::MAX_TEXT_BYTES)
             .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
         let m: Manifest = serde_json::from_str(&text).map_err(|e| {
             Failure::input(format!(

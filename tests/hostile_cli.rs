@@ -408,3 +408,31 @@ fn a_knob_that_overflows_names_the_knob_or_the_infinite_value() {
         ],
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn an_endless_input_is_refused_at_its_size_bound() {
+    // `/dev/zero` under every name a user could give it: each read stops at
+    // the bound, within the time bound, instead of filling memory.
+    let dir = temp_dir("hostile-endless");
+    let named = |ext: &str| {
+        let p = dir.join(format!("zero.{ext}"));
+        let _ = std::fs::remove_file(&p);
+        std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
+        s(&p)
+    };
+    let (toml, rhai, xml) = (named("toml"), named("rhai"), named("xml"));
+    let text = "larger than 16 MB, the most vcsim reads of such a file";
+    timed(vcsim(&["run", "/dev/zero"])).fails_with(2, &["/dev/zero", text]);
+    timed(vcsim(&["check", &toml])).fails_with(2, &["zero.toml", text]);
+    timed(vcsim(&["sweep", &toml])).fails_with(2, &["zero.toml", text]);
+    let spec = format!("cpu={rhai}");
+    timed(vcsim(&[
+        "run",
+        "scenarios/paper-base.toml",
+        "--policy",
+        &spec,
+    ]))
+    .fails_with(2, &["zero.rhai", text]);
+    timed(vcsim(&["import", &xml])).fails_with(2, &["zero.xml", "larger than 256 MB"]);
+}

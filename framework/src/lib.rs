@@ -12,6 +12,7 @@ pub mod availability;
 pub mod diverge;
 pub mod explain;
 pub mod family;
+pub mod input;
 pub mod log;
 pub mod metrics;
 pub mod model;

@@ -366,12 +366,14 @@ impl std::error::Error for ScenarioError {}
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            file: path.to_path_buf(),
-            key: None,
-            line: None,
-            column: None,
-            message: format!("cannot read the file: {e}"),
+        let text = crate::input::read_text(path, crate::input::MAX_TEXT_BYTES).map_err(|e| {
+            ScenarioError {
+                file: path.to_path_buf(),
+                key: None,
+                line: None,
+                column: None,
+                message: format!("cannot read the file: {e}"),
+            }
         })?;
         Scenario::from_toml_str(&text, path)
     }

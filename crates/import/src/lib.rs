@@ -204,12 +204,14 @@ fn app_configs(
 
 /// Reads a file as text; bytes that are not UTF-8 are replaced, with a warning.
 fn read(path: &Path, warnings: &mut Vec<String>) -> Result<String, ImportError> {
-    let bytes = std::fs::read(path).map_err(|e| ImportError {
-        file: path.to_path_buf(),
-        line: None,
-        element: None,
-        message: format!("cannot read the file: {e}"),
-    })?;
+    let bytes =
+        vcsim_framework::input::read_bounded(path, vcsim_framework::input::MAX_IMPORT_BYTES)
+            .map_err(|e| ImportError {
+                file: path.to_path_buf(),
+                line: None,
+                element: None,
+                message: format!("cannot read the file: {e}"),
+            })?;
     let mut text = match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => {

@@ -198,7 +198,7 @@ fn note_of<'t>(toml: &'t str, key: &str) -> Option<&'t str> {
 
 #[cfg(test)]
 mod tests {
-    use super::note_of;
+    use crate::output::note_of;
 
     #[test]
     fn a_key_finds_its_note_in_its_section() {

@@ -61,6 +61,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
+use vcsim_framework::input;
 use vcsim_framework::rng::SimRng;
 use vcsim_framework::{
     AnyPolicy, Candidate, CompletionEstimator, CpuScheduler, Datum, DiskManager, DiskPlan, Entry,
@@ -164,7 +165,7 @@ pub struct Script {
 impl Script {
     /// Reads and compiles a script; a syntax error names file, line and column.
     pub fn load(path: &Path) -> Result<Arc<Script>, String> {
-        let text = std::fs::read_to_string(path)
+        let text = input::read_text(path, input::MAX_TEXT_BYTES)
             .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
         Script::compile(&path.display().to_string(), &text).map(Arc::new)
     }

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
+use vcsim_framework::input;
 use vcsim_framework::Scenario;
 use vcsim_sweep::knobs::{apply_all, Param, Setting};
 
@@ -59,7 +60,7 @@ pub fn is_space_text(text: &str) -> bool {
 
 impl Space {
     pub fn load(path: &Path) -> Result<Space, SpaceError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SpaceError {
+        let text = input::read_text(path, input::MAX_TEXT_BYTES).map_err(|e| SpaceError {
             file: path.to_path_buf(),
             key: None,
             line: None,

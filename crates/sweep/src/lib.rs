@@ -34,6 +34,7 @@ use serde::Deserialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
+use vcsim_framework::input;
 use vcsim_framework::{Metrics, PolicySpec, Registry, Scenario, SimOptions};
 
 pub use data::{sha256_hex, value_label, Axis, Definition, Input, Manifest, Row, Shard, VERSION};
@@ -144,7 +145,7 @@ impl Sweep {
     /// [`Sweep::load`] with the policies parsed by `parse` (the runner's
     /// parser knows the family of a script named without one).
     pub fn load_with(path: &Path, parse: &SpecParser) -> Result<Sweep, SweepError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SweepError {
+        let text = input::read_text(path, input::MAX_TEXT_BYTES).map_err(|e| SweepError {
             file: path.to_path_buf(),
             key: None,
             line: None,
@@ -173,13 +174,14 @@ impl Sweep {
         let dir = path.parent().unwrap_or(Path::new(""));
         let scenario_rel = raw.scenario.get_ref().clone();
         let scenario_path = dir.join(&scenario_rel);
-        let scenario_bytes = std::fs::read(&scenario_path).map_err(|e| {
-            err(
-                "scenario",
-                Some(raw.scenario.span()),
-                format!("cannot read `{}`: {e}", scenario_path.display()),
-            )
-        })?;
+        let scenario_bytes =
+            input::read_bounded(&scenario_path, input::MAX_TEXT_BYTES).map_err(|e| {
+                err(
+                    "scenario",
+                    Some(raw.scenario.span()),
+                    format!("cannot read `{}`: {e}", scenario_path.display()),
+                )
+            })?;
         let base =
             Scenario::from_toml_str(&String::from_utf8_lossy(&scenario_bytes), &scenario_path)
                 .map_err(|e| err("scenario", Some(raw.scenario.span()), e.to_string()))?;
