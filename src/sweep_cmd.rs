@@ -53,6 +53,8 @@ pub fn sweep(
         return Err(Failure::input("--jobs must be at least 1"));
     }
     let (sweep, reg) = load(file, plugins)?;
+    vcsim_sweep::runs_within_bound(&sweep, shard)
+        .map_err(|m| Failure::input(format!("{}: {m}", file.display())))?;
     let opts = RunOptions {
         jobs,
         shard,
@@ -100,5 +102,9 @@ pub fn check_sweep(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
         sweep.specs.len(),
         sweep.def.replications,
         sweep.cells.len() * sweep.specs.len() * sweep.def.replications as usize
-    ))
+    ))?;
+    if let Err(m) = vcsim_sweep::runs_within_bound(&sweep, None) {
+        crate::output::note(&format!("note: {m}"));
+    }
+    Ok(())
 }

@@ -436,3 +436,35 @@ fn an_endless_input_is_refused_at_its_size_bound() {
     .fails_with(2, &["zero.rhai", text]);
     timed(vcsim(&["import", &xml])).fails_with(2, &["zero.xml", "larger than 256 MB"]);
 }
+
+#[test]
+fn a_sweep_of_more_runs_than_one_process_makes_is_refused_before_running() {
+    // 11 cells x 1 policy x 100,000 replications: 1.1 million runs, whose
+    // rows would stay in memory; it used to start them (and a sweep of 3e10
+    // runs filled 5 GB in 20 s).
+    let dir = sweep_dir("hostile-many-runs", "[\"waste\"]", 1);
+    let sweep = dir.join("sweep.toml");
+    let text = std::fs::read_to_string(&sweep)
+        .unwrap()
+        .replace(
+            "values = [1, 2]",
+            "values = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]",
+        )
+        .replacen("metrics =", "replications = 100000\nmetrics =", 1);
+    std::fs::write(&sweep, text).unwrap();
+    let out = dir.join("out");
+    let r = timed(vcsim(&["sweep", &s(&sweep), "--out", &s(&out)]));
+    r.fails_with(
+        2,
+        &[
+            "1100000 runs (11 cells x 1 policies x 100000 replications)",
+            "at most 1000000",
+            "--shard K/2",
+        ],
+    );
+    assert!(!out.exists(), "nothing was written");
+    // `check` calls the definition valid (shards can run it) and says so.
+    let r = timed(vcsim(&["check", &s(&sweep)]));
+    r.succeeds();
+    assert!(r.stderr().contains("note: 1100000 runs"), "{}", r.stderr());
+}

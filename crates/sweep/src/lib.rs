@@ -22,6 +22,34 @@
 /// policy: far more than a confidence interval needs.
 pub const MAX_REPLICATIONS: u32 = 100_000;
 
+/// The most runs one sweep process makes (a shard's, with `--shard`): each
+/// keeps a row of results in memory until the files are written, about
+/// 250 MB for a million. A larger sweep is run in shards and merged.
+pub const MAX_RUNS: u64 = 1_000_000;
+
+/// The runs a process makes of `sweep` (of `shard`'s cells, if given), or
+/// why it may not: more than [`MAX_RUNS`], with the shards it would take.
+pub fn runs_within_bound(sweep: &Sweep, shard: Option<Shard>) -> Result<u64, String> {
+    let cells = sweep
+        .cells
+        .iter()
+        .filter(|c| shard.is_none_or(|s| s.contains(c.index)))
+        .count() as u64;
+    let per_cell = sweep.specs.len() as u64 * u64::from(sweep.def.replications);
+    let runs = cells.saturating_mul(per_cell);
+    if runs <= MAX_RUNS {
+        return Ok(runs);
+    }
+    let all = (sweep.cells.len() as u64).saturating_mul(per_cell);
+    let shards = all.div_ceil(MAX_RUNS).max(2);
+    Err(format!(
+        "{runs} runs ({cells} cells x {} policies x {} replications{}); one sweep process makes at most {MAX_RUNS}: run it in shards (`--shard K/{shards}` or more, then `vcsim merge`), or with fewer values or replications",
+        sweep.specs.len(),
+        sweep.def.replications,
+        if shard.is_some() { " in this shard" } else { "" },
+    ))
+}
+
 pub mod data;
 pub mod knobs;
 pub mod output;
@@ -500,10 +528,11 @@ pub struct RunOptions {
 
 /// Runs the cells of `opts.shard` (all cells without one): every policy on
 /// every seed. Rows come in (cell, policy, replication) order whatever the
-/// number of threads. The error: the worker threads could not be started
-/// (nothing ran).
+/// number of threads. The error: more than [`MAX_RUNS`], or the worker
+/// threads could not be started (nothing ran).
 pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Result<Vec<Row>, String> {
     use rayon::prelude::*;
+    runs_within_bound(sweep, opts.shard)?;
     let seeds = sweep.seeds();
     let tasks: Vec<(usize, usize, usize)> = sweep
         .cells
