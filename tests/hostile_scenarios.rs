@@ -142,6 +142,18 @@ fn quantities_beyond_what_the_simulator_represents_are_refused() {
         "resource_share = 1e308",
         &["project.0.resource_share", "at most 1e12"],
     );
+    // 1,001 projects (20,000 had not ended a 2-day run after 30 s: the work
+    // per event grows with the projects).
+    let project = BASE[BASE.find("[[project]]").unwrap()..].to_string();
+    let many: String = (1..=1000)
+        .map(|i| project.replacen("name = \"A\"", &format!("name = \"P{i}\""), 1))
+        .collect();
+    refused(
+        "projects",
+        "[[project]]",
+        &format!("{many}[[project]]"),
+        &["key `project`", "1001 projects", "at most 1000"],
+    );
 }
 
 #[test]

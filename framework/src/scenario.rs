@@ -681,6 +681,16 @@ impl Scenario {
                 "the scenario needs at least one [[project]]".into(),
             ));
         }
+        if self.projects.len() > bounds::MAX_PROJECTS {
+            return Err((
+                "project".into(),
+                format!(
+                    "{} projects; vcsim simulates at most {} (a BOINC host is attached to a few dozen)",
+                    self.projects.len(),
+                    bounds::MAX_PROJECTS
+                ),
+            ));
+        }
         for (i, p) in self.projects.iter().enumerate() {
             let k = |s: &str| format!("project.{i}.{s}");
             if p.name.trim().is_empty() {
@@ -971,9 +981,12 @@ pub mod bounds {
     /// At most this many steps in a run.
     pub const MAX_STEPS: f64 = 1e8;
     /// CPUs of a host (a 100-day run of the base scenario at 256 CPUs takes
-    /// about 80 s today: the round-robin simulation is linear in the active
-    /// jobs at each event).
+    /// about 10 s: see the book's "Big hosts").
     pub const MAX_NCPUS: u32 = 256;
+    /// Projects a host is attached to, as many as the `mix` knob makes (the
+    /// work per event grows with them: 1,000 projects on 4 CPUs take about
+    /// 3 s for 2 days, 2,000 take 13 s).
+    pub const MAX_PROJECTS: usize = 1000;
     /// GPUs of one kind.
     pub const MAX_GPUS: u32 = 64;
     /// FLOPS of one CPU or GPU (an exaFLOPS).

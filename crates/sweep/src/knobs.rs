@@ -155,9 +155,10 @@ fn apply_inner(scn: &Scenario, s: &Setting) -> Result<Scenario, Fault> {
     match &s.param {
         Param::Mix => {
             let m = number(&s.value).map_err(v)?;
-            if m.fract() != 0.0 || !(1.0..=1000.0).contains(&m) {
+            let max = vcsim_framework::scenario::bounds::MAX_PROJECTS;
+            if m.fract() != 0.0 || !(1.0..=max as f64).contains(&m) {
                 return Err(v(format!(
-                    "the mix is a whole number of projects from 1 to 1000, found {m}"
+                    "the mix is a whole number of projects from 1 to {max}, found {m}"
                 )));
             }
             let base = scn
