@@ -284,7 +284,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, plugins: &[PathBuf]) -> Result<(), Fa
     let mut runs = 0;
     for i in order {
         let p = dirs[i].join("trail.csv");
-        let text = std::fs::read_to_string(&p)
+        let text = vcsim_framework::input::read_text(&p, vcsim_framework::input::MAX_RESULTS_BYTES)
             .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
         let part = vcsim_search::output::read_trail(&space, &text)
             .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;

@@ -435,6 +435,14 @@ fn an_endless_input_is_refused_at_its_size_bound() {
     ]))
     .fails_with(2, &["zero.rhai", text]);
     timed(vcsim(&["import", &xml])).fails_with(2, &["zero.xml", "larger than 256 MB"]);
+    // A shard whose manifest never ends.
+    let shard = dir.join("shard");
+    std::fs::create_dir_all(&shard).unwrap();
+    let _ = std::fs::remove_file(shard.join("manifest.json"));
+    std::os::unix::fs::symlink("/dev/zero", shard.join("manifest.json")).unwrap();
+    let out = s(&dir.join("merged"));
+    timed(vcsim(&["merge", &s(&shard), "--out", &out]))
+        .fails_with(2, &["manifest.json", text]);
 }
 
 #[test]

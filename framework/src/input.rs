@@ -10,6 +10,9 @@ pub const MAX_TEXT_BYTES: u64 = 16 << 20;
 /// The most bytes read of a BOINC file (a client_state.xml of a host with
 /// thousands of tasks is tens of MB).
 pub const MAX_IMPORT_BYTES: u64 = 256 << 20;
+/// The most bytes read of a shard's results or trail when merging (a
+/// million runs, a process's most, of about 200 bytes each).
+pub const MAX_RESULTS_BYTES: u64 = 1 << 30;
 
 /// The file's bytes, or an error if it holds more than `max` (the message
 /// says the bound; callers prefix the path).

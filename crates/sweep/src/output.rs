@@ -8,6 +8,7 @@
 use crate::data::{label_of, sha256_hex, Definition, Manifest, Row};
 use crate::summary::{summarize, SummaryLine};
 use std::path::{Path, PathBuf};
+use vcsim_framework::input;
 use vcsim_framework::metrics::round6;
 use vcsim_framework::Metrics;
 
@@ -221,11 +222,11 @@ pub fn read_dir(dir: &Path) -> Result<(Manifest, Vec<Row>), MergeError> {
         message: m,
     };
     let mp = dir.join("manifest.json");
-    let text =
-        std::fs::read_to_string(&mp).map_err(|x| e(format!("cannot read manifest.json: {x}")))?;
+    let text = input::read_text(&mp, input::MAX_TEXT_BYTES)
+        .map_err(|x| e(format!("cannot read manifest.json: {x}")))?;
     let man: Manifest = serde_json::from_str(&text)
         .map_err(|x| e(format!("manifest.json is not a sweep manifest: {x}")))?;
-    let bytes = std::fs::read(dir.join("results.csv"))
+    let bytes = input::read_bounded(&dir.join("results.csv"), input::MAX_RESULTS_BYTES)
         .map_err(|x| e(format!("cannot read results.csv: {x}")))?;
     let rows = parse_results(&man.sweep, &bytes).map_err(e)?;
     verify(&man, &rows, &bytes).map_err(e)?;
