@@ -441,8 +441,7 @@ fn an_endless_input_is_refused_at_its_size_bound() {
     let _ = std::fs::remove_file(shard.join("manifest.json"));
     std::os::unix::fs::symlink("/dev/zero", shard.join("manifest.json")).unwrap();
     let out = s(&dir.join("merged"));
-    timed(vcsim(&["merge", &s(&shard), "--out", &out]))
-        .fails_with(2, &["manifest.json", text]);
+    timed(vcsim(&["merge", &s(&shard), "--out", &out])).fails_with(2, &["manifest.json", text]);
 }
 
 #[test]
