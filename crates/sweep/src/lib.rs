@@ -18,6 +18,24 @@
 
 #![forbid(unsafe_code)]
 
+pub mod data;
+pub mod knobs;
+pub mod output;
+pub mod plot;
+pub mod stats;
+pub mod summary;
+pub mod threads;
+
+use serde::Deserialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+use vcsim_framework::{input, Metrics, PolicySpec, Registry, Scenario, SimOptions};
+
+pub use data::{sha256_hex, value_label, Axis, Definition, Input, Manifest, Row, Shard, VERSION};
+pub use knobs::{Param, Setting};
+pub use output::{merge, prepare_dir, write_outputs, MergeError};
+
 /// The most replications a sweep or `vcsim compare` runs per cell and
 /// policy: far more than a confidence interval needs.
 pub const MAX_REPLICATIONS: u32 = 100_000;
@@ -49,25 +67,6 @@ pub fn runs_within_bound(sweep: &Sweep, shard: Option<Shard>) -> Result<u64, Str
         if shard.is_some() { " in this shard" } else { "" },
     ))
 }
-
-pub mod data;
-pub mod knobs;
-pub mod output;
-pub mod plot;
-pub mod stats;
-pub mod summary;
-pub mod threads;
-
-use serde::Deserialize;
-use std::fmt;
-use std::path::{Path, PathBuf};
-use toml::Spanned;
-use vcsim_framework::input;
-use vcsim_framework::{Metrics, PolicySpec, Registry, Scenario, SimOptions};
-
-pub use data::{sha256_hex, value_label, Axis, Definition, Input, Manifest, Row, Shard, VERSION};
-pub use knobs::{Param, Setting};
-pub use output::{merge, prepare_dir, write_outputs, MergeError};
 
 /// How a sweep's policies are parsed: [`PolicySpec::parse`], or a parser
 /// that can read a script to find its family.
