@@ -61,6 +61,10 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         }) => {
             if let Some(path) = &timeline {
                 output::check_timeline_path(path)?;
+                output::check_writable(path, "--timeline")?;
+            }
+            if let Some(path) = &trace {
+                output::check_writable(path, "--trace")?;
             }
             let scn = crate::import_cmd::load_scenario_with(&scenario, &set)?;
             let policy =
@@ -84,9 +88,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             if let Some(path) = &trace {
                 let mut text = out.trace.join("\n");
                 text.push('\n');
-                std::fs::write(path, text).map_err(|e| {
-                    Failure::input(format!("{}: cannot write the trace: {e}", path.display()))
-                })?;
+                output::write_output(path, "--trace", text)?;
             }
             if let (Some(path), Some(tl)) = (&timeline, &out.timeline) {
                 crate::output::write_timeline(path, tl, &out.report, out.explanation.as_ref())?;

@@ -306,6 +306,7 @@ pub fn diverge(a: &DivergeArgs) -> Result<(), Failure> {
                 output::name(&p.display().to_string())
             )));
         }
+        output::check_writable(p, "--timeline")?;
     }
     let (sa, sb, reg) = sides(a)?;
     let tl = a.timeline.is_some();
@@ -340,12 +341,7 @@ pub fn diverge(a: &DivergeArgs) -> Result<(), Failure> {
             ],
             parting.as_ref().map(|p| p.at),
         );
-        std::fs::write(path, page).map_err(|e| {
-            Failure::running(format!(
-                "{}: cannot write: {e}",
-                output::name(&path.display().to_string())
-            ))
-        })?;
+        output::write_output(path, "--timeline", page)?;
     }
     let step_s = sa.scn.step_seconds;
     let text = match a.format {

@@ -15,12 +15,14 @@ fn print_warnings(warnings: &[String]) {
 /// Reads BOINC's files at `input` and writes the scenario (TOML) to `out`,
 /// or to standard output. Warnings go to standard error.
 pub fn import(input: &Path, out: Option<&Path>) -> Result<(), Failure> {
+    if let Some(path) = out {
+        crate::output::check_writable(path, "--out")?;
+    }
     let imp = vcsim_import::import_path(input).map_err(|e| Failure::input(e.to_string()))?;
     print_warnings(&imp.warnings);
     match out {
         Some(path) => {
-            std::fs::write(path, &imp.toml)
-                .map_err(|e| Failure::running(format!("{}: cannot write: {e}", path.display())))?;
+            crate::output::write_output(path, "--out", &imp.toml)?;
             eprintln!(
                 "wrote {} ({} projects, {} jobs on the host)",
                 path.display(),

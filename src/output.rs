@@ -107,6 +107,47 @@ pub fn check_timeline_path(path: &std::path::Path) -> Result<(), crate::Failure>
     }
 }
 
+/// Checks, before any run, that `path` can be written as the output `flag`
+/// names: a file that cannot be written is bad input (status 2), found
+/// before the work rather than after it. An existing file is opened without
+/// being truncated; a file the probe created is removed again.
+pub fn check_writable(path: &std::path::Path, flag: &str) -> Result<(), crate::Failure> {
+    let fail = |e: &dyn std::fmt::Display| {
+        crate::Failure::input(format!(
+            "{}: {flag} cannot be written there: {e}",
+            name(&path.display().to_string())
+        ))
+    };
+    if path.is_dir() {
+        return Err(fail(&"it is a directory"));
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| fail(&e))?;
+    if !existed {
+        std::fs::remove_file(path).map_err(|e| fail(&e))?;
+    }
+    Ok(())
+}
+
+/// Writes an output file the user named with `flag`; a failure is bad
+/// input (status 2), as [`check_writable`] would have said.
+pub fn write_output(
+    path: &std::path::Path,
+    flag: &str,
+    text: impl AsRef<[u8]>,
+) -> Result<(), crate::Failure> {
+    std::fs::write(path, text).map_err(|e| {
+        crate::Failure::input(format!(
+            "{}: {flag} cannot be written there: {e}",
+            name(&path.display().to_string())
+        ))
+    })
+}
+
 /// A number for people: integers as they are, others to 4 significant
 /// digits (scientific notation when very small or large).
 fn num(x: f64) -> String {
@@ -454,8 +495,7 @@ pub fn write_timeline(
     } else {
         crate::timeline_html::render(tl, r, ex)
     };
-    std::fs::write(path, text)
-        .map_err(|e| crate::Failure::running(format!("{}: cannot write: {e}", path.display())))
+    write_output(path, "--timeline", text)
 }
 
 #[cfg(test)]

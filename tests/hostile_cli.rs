@@ -245,6 +245,54 @@ fn an_unwritable_sweep_out_is_refused_before_the_first_run() {
 }
 
 #[test]
+fn an_unwritable_timeline_trace_or_import_out_is_refused_before_the_run() {
+    let dir = temp_dir("hostile-unwritable-file");
+    std::fs::write(dir.join("a-file"), "").unwrap();
+    let below = s(&dir.join("a-file/below.html"));
+    let a_dir = dir.join("a-dir.html");
+    std::fs::create_dir(&a_dir).unwrap();
+    // A run of years on 64 CPUs: had it started, the time bound would fail.
+    let long = ["--set", "duration_days=3000", "--set", "host.ncpus=64"];
+    let m = "scenarios/paper-base.toml";
+    let cases: [(&[&str], &str); 5] = [
+        (&["run", m, "--timeline", &below], "--timeline"),
+        (&["run", m, "--trace", &below], "--trace"),
+        (&["run", m, "--timeline", &s(&a_dir)], "--timeline"),
+        (
+            &[
+                "diverge",
+                m,
+                "--policy",
+                "CS1",
+                "--policy",
+                "CS2",
+                "--timeline",
+                &below,
+            ],
+            "--timeline",
+        ),
+        (
+            &[
+                "import",
+                "tests/fixtures/boinc/sim2007/sim_projects.xml",
+                "--out",
+                &below,
+            ],
+            "--out",
+        ),
+    ];
+    for (args, flag) in cases {
+        let mut args = args.to_vec();
+        if args[0] != "import" {
+            args.extend(long);
+        }
+        let r = timed(vcsim(&args));
+        r.fails_with(2, &[flag, "cannot be written there"]);
+        assert!(r.stdout().is_empty(), "nothing ran: {}", r.stdout());
+    }
+}
+
+#[test]
 fn a_reused_sweep_directory_is_cleared_of_vcsims_files_only() {
     let dir = sweep_dir("hostile-reuse", "[\"waste\"]", 1);
     let out = dir.join("out");
