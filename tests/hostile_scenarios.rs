@@ -130,6 +130,20 @@ fn quantities_beyond_what_the_simulator_represents_are_refused() {
         "cpu_flops = 1e308",
         &["host.cpu_flops", "at most 1e18"],
     );
+    // A processor this slow made the largest job's estimate infinite: the
+    // run failed at its first step, blaming the estimator.
+    refused(
+        "cpu-flops-tiny",
+        "cpu_flops = 1e9",
+        "cpu_flops = 1e-300",
+        &["host.cpu_flops", "at least 1000 FLOPS"],
+    );
+    refused(
+        "gpu-flops-tiny",
+        "connection_interval_days = 0",
+        "connection_interval_days = 0\n[[host.gpu]]\nkind = \"nvidia\"\ncount = 1\nflops = 1e-300",
+        &["host.gpu.0.flops", "at least 1000 FLOPS"],
+    );
     refused(
         "ncpus",
         "ncpus = 2",

@@ -535,6 +535,12 @@ impl Scenario {
             ));
         }
         positive("host.cpu_flops", self.host.cpu_flops)?;
+        at_least(
+            "host.cpu_flops",
+            self.host.cpu_flops,
+            bounds::MIN_FLOPS_PER_SECOND,
+            "FLOPS",
+        )?;
         at_most(
             "host.cpu_flops",
             self.host.cpu_flops,
@@ -646,6 +652,12 @@ impl Scenario {
                 ));
             }
             positive(&format!("host.gpu.{i}.flops"), g.flops)?;
+            at_least(
+                &format!("host.gpu.{i}.flops"),
+                g.flops,
+                bounds::MIN_FLOPS_PER_SECOND,
+                "FLOPS",
+            )?;
             at_most(
                 &format!("host.gpu.{i}.flops"),
                 g.flops,
@@ -991,6 +1003,9 @@ pub mod bounds {
     pub const MAX_GPUS: u32 = 64;
     /// FLOPS of one CPU or GPU (an exaFLOPS).
     pub const MAX_FLOPS_PER_SECOND: f64 = 1e18;
+    /// FLOPS of one CPU or GPU at least (a kiloFLOPS): a job of the most
+    /// FLOPs then takes 10^27 s, which times and estimates still hold.
+    pub const MIN_FLOPS_PER_SECOND: f64 = 1e3;
     /// FLOPs of one job.
     pub const MAX_JOB_FLOPS: f64 = 1e30;
     /// A project's resource share.
