@@ -80,6 +80,10 @@ pub fn value_label(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(s) => s.clone(),
         serde_json::Value::Number(n) => match n.as_f64() {
+            // Extremes in exponent form: `1e300` rather than 301 digits.
+            Some(f) if n.is_f64() && f != 0.0 && !(1e-4..1e15).contains(&f.abs()) => {
+                format!("{f:e}")
+            }
             Some(f) if n.is_f64() => format!("{f}"),
             _ => n.to_string(),
         },
@@ -163,4 +167,21 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     let d = Sha256::digest(bytes);
     d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::value_label;
+    use serde_json::json;
+
+    #[test]
+    fn values_print_as_people_write_them() {
+        assert_eq!(value_label(&json!(0.25)), "0.25");
+        assert_eq!(value_label(&json!(5)), "5");
+        assert_eq!(value_label(&json!(0.0)), "0");
+        assert_eq!(value_label(&json!("CS2")), "CS2");
+        // Not 301 digits.
+        assert_eq!(value_label(&json!(1e300)), "1e300");
+        assert_eq!(value_label(&json!(-1.3e-296)), "-1.3e-296");
+    }
 }
