@@ -217,6 +217,22 @@ fn bad_searches_are_refused_naming_the_problem() {
     vcsim(&["check", bad.to_str().unwrap()])
         .run()
         .fails_with(2, &["bad-space.toml:4: key `vary.host.ncpus`: at 100000:"]);
+    // A float end on a whole-number key says to give integers; an extreme
+    // end prints as written, not as 300 digits.
+    for (range, want) in [
+        ("\"host.ncpus\" = [1, 1e300]", "give both ends as integers"),
+        (
+            "slack = [1e-300, 5.0]",
+            "key `vary.slack`: at 1e-300: key `project.0.latency_bound_days`",
+        ),
+    ] {
+        std::fs::write(
+            &bad,
+            format!("name = \"x\"\nscenario = \"base.toml\"\n[vary]\n{range}\n"),
+        )
+        .unwrap();
+        with(&["--metric", "waste", "--space", bad.to_str().unwrap()]).fails_with(2, &[want]);
+    }
     let ok = vcsim(&["check", s]).stdout();
     assert!(
         ok.ends_with("space.toml: search space `planted` is valid: mix 1..3, host.ncpus 1..6, slack 1..3 around scenario `paper-base`\n"),

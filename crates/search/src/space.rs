@@ -92,8 +92,20 @@ impl Space {
             let range = range_of(v.get_ref()).map_err(|m| err(&key, Some(v.span()), m))?;
             let dim = Dim { param, range };
             for end in dim.ends() {
-                scenario_at(&base, &[(&dim, end)])
-                    .map_err(|m| err(&key, Some(v.span()), format!("at {}: {m}", end.text())))?;
+                scenario_at(&base, &[(&dim, end)]).map_err(|m| {
+                    // A float end makes the range a float range, which a
+                    // whole-number key cannot take.
+                    let hint = if m.contains("floating point") {
+                        " (give both ends as integers for a whole-number parameter)"
+                    } else {
+                        ""
+                    };
+                    err(
+                        &key,
+                        Some(v.span()),
+                        format!("at {}: {m}{hint}", end.text()),
+                    )
+                })?;
             }
             dims.push(dim);
         }
@@ -183,7 +195,7 @@ impl Value {
     pub fn text(self) -> String {
         match self {
             Value::Int(i) => i.to_string(),
-            Value::Float(f) => format!("{f}"),
+            Value::Float(f) => vcsim_sweep::value_label(&serde_json::Value::from(f)),
         }
     }
     pub fn as_f64(self) -> f64 {
