@@ -573,10 +573,15 @@ impl Hooked {
     }
 
     fn bad(&self, hook: &str, what: &str, got: &Dynamic) -> PolicyError {
+        // A scalar is shown with its value: `got i64 -1` says more than the type.
+        let shown = if got.is_int() || got.is_float() || got.is_bool() || got.is_char() {
+            format!("{} `{got}`", got.type_name())
+        } else {
+            got.type_name().to_string()
+        };
         PolicyError::new(format!(
-            "{}: in function `{hook}`: invalid decision: it must return {what}, got {}",
-            self.script.path,
-            got.type_name()
+            "{}: in function `{hook}`: invalid decision: it must return {what}, got {shown}",
+            self.script.path
         ))
     }
 
@@ -897,7 +902,9 @@ impl CpuScheduler for ScriptCpu {
                     Ok(r) => (r.id, r.mode),
                     Err(x) => match x.as_int() {
                         Ok(id) if id >= 0 => (id as u64, RunMode::RoundRobin),
-                        Ok(_) => return Err(self.h.bad("schedule", "jobs or job ids", &x)),
+                        Ok(_) => {
+                            return Err(self.h.bad("schedule", "jobs or job ids (0 or more)", &x))
+                        }
                         Err(_) => {
                             return Err(self.h.bad(
                                 "schedule",

@@ -178,8 +178,6 @@ pub(crate) fn too_large_message(what: &str) -> String {
     }
 }
 
-/// (array elements, map entries, string bytes) of a value, nested values
-/// included (as rhai counts them).
 /// The sum of two values' sizes (elements, map entries, string bytes).
 fn add(a: (usize, usize, usize), b: (usize, usize, usize)) -> (usize, usize, usize) {
     (
@@ -189,6 +187,8 @@ fn add(a: (usize, usize, usize), b: (usize, usize, usize)) -> (usize, usize, usi
     )
 }
 
+/// (array elements, map entries, string bytes) of a value, nested values
+/// included (as rhai counts them).
 pub(crate) fn sizes(d: &Dynamic) -> (usize, usize, usize) {
     if let Some(a) = d.read_lock::<Array>() {
         return sizes_of_array(&a);

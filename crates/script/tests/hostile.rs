@@ -393,6 +393,26 @@ fn every_returned_number_is_validated() {
 }
 
 #[test]
+fn a_run_list_entry_that_is_no_job_shows_the_value_returned() {
+    for (name, entry, want) in [
+        (
+            "run_neg.rhai",
+            "-1",
+            "jobs or job ids (0 or more), got i64 `-1`",
+        ),
+        ("run_float.rhai", "1.5", "got f64 `1.5`"),
+        ("run_inf.rhai", "1.0 / 0.0", "got f64 `inf`"),
+    ] {
+        let p = script(name, &format!("fn schedule(v) {{\n    [{entry}]\n}}\n"));
+        let e = run_error("cpu", &p);
+        assert_has(
+            &e,
+            &[&format!("cpu policy `{p}`"), "invalid decision", want],
+        );
+    }
+}
+
+#[test]
 fn the_log_cap_is_per_run_and_said_once() {
     let p = script(
         "chatty.rhai",
