@@ -120,6 +120,15 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                     "--replications must be from 1 to {MAX_REPLICATIONS} (as in a sweep), found {replications}"
                 )));
             }
+            // Every run's report is kept until the table: as many as a sweep's.
+            let runs = policy.len() as u64 * replications as u64;
+            if runs > vcsim_sweep::MAX_RUNS {
+                return Err(Failure::input(format!(
+                    "{} policies x {replications} replications is {runs} runs; a comparison makes at most {} (as a sweep process does)",
+                    policy.len(),
+                    vcsim_sweep::MAX_RUNS
+                )));
+            }
             let show = |c: &compare::Comparison| match format {
                 Format::Table => output::compare_table(c),
                 Format::Json => output::compare_json(c),

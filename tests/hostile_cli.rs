@@ -400,6 +400,21 @@ fn a_billion_replications_is_refused_with_the_bound() {
         &["--replications", "from 1 to 100000", "found 1000000000"],
     );
     assert!(r.stdout().is_empty(), "nothing ran: {}", r.stdout());
+    // Within the bound per policy, but two million runs in all.
+    let mut args = vec!["compare", "scenarios/paper-base.toml"];
+    let labels: Vec<String> = (0..20).map(|i| format!("CS1,label=p{i}")).collect();
+    for l in &labels {
+        args.extend(["--policy", l]);
+    }
+    args.extend(["--replications", "100000"]);
+    let r = timed(vcsim(&args));
+    r.fails_with(
+        2,
+        &[
+            "20 policies x 100000 replications is 2000000 runs",
+            "at most 1000000",
+        ],
+    );
 }
 
 #[test]
