@@ -83,6 +83,8 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 // The HTML timeline shows each decision's reason on hover.
                 explain: timeline.as_ref().is_some_and(|p| output::is_html(p)),
                 snapshot_at: None,
+                stop_after: None,
+                bounds: Default::default(),
             };
             let out = run_spec(&scn, &reg, &specs[0], opts).map_err(Failure::running)?;
             if let Some(path) = &trace {

@@ -67,11 +67,13 @@ fn explained_run(
     spec: &PolicySpec,
     seed: Option<u64>,
     timeline: bool,
+    stop_after: Option<Time>,
 ) -> Result<RunOutput, Failure> {
     let opts = SimOptions {
         seed,
         explain: true,
         timeline,
+        stop_after,
         ..SimOptions::default()
     };
     run_spec(scn, reg, spec, opts).map_err(Failure::running)
@@ -110,7 +112,8 @@ pub fn explain(a: &ExplainArgs) -> Result<(), Failure> {
     if from > to {
         return Err(Failure::input("--from is after --to"));
     }
-    let out = explained_run(&scn, &reg, &specs[0], a.seed, false)?;
+    // Nothing after `--to` is shown, so the run ends there.
+    let out = explained_run(&scn, &reg, &specs[0], a.seed, false, a.to)?;
     let ex = out.explanation.expect("an explained run");
     let mut text = String::new();
     if a.format == TextFormat::Text {
@@ -311,8 +314,8 @@ pub fn diverge(a: &DivergeArgs) -> Result<(), Failure> {
     let (sa, sb, reg) = sides(a)?;
     let tl = a.timeline.is_some();
     let (oa, ob) = rayon::join(
-        || explained_run(&sa.scn, &reg, &sa.spec, sa.seed, tl),
-        || explained_run(&sb.scn, &reg, &sb.spec, sb.seed, tl),
+        || explained_run(&sa.scn, &reg, &sa.spec, sa.seed, tl, None),
+        || explained_run(&sb.scn, &reg, &sb.spec, sb.seed, tl, None),
     );
     let (oa, ob) = (oa?, ob?);
     let (ea, eb) = (

@@ -8,6 +8,10 @@
 //! job 12 (A)"), never why: two runs that made the same decisions have equal
 //! texts, which is what `vcsim diverge` compares.
 
+/// The most records an explained run keeps (some 350 MB): a longer run
+/// stops with an error that says to explain a shorter one.
+pub const MAX_RECORDS: usize = 500_000;
+
 use crate::family::Family;
 use crate::model::Time;
 use serde::ser::{SerializeMap, Serializer};

@@ -36,7 +36,7 @@ pub use policy::View;
 pub use policy::*;
 pub use registry::{AnyPolicy, BuiltinPolicy, Entry, PolicySpec, Registry};
 pub use scenario::{Scenario, ScenarioError};
-pub use sim::{run, RunOutput, SimError, SimOptions, Stepping};
+pub use sim::{run, RecordBounds, RunOutput, SimError, SimOptions, Stepping};
 
 /// Re-exported so that plugins submit built-ins with the same `inventory`.
 pub use inventory;

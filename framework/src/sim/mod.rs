@@ -74,6 +74,33 @@ pub struct SimOptions {
     /// about to be made, or at the end of the step at this time if that
     /// comes first: where two runs part, what `vcsim diverge` shows.
     pub snapshot_at: Option<(usize, Time)>,
+    /// End the run at its first event after this time, as a run of that
+    /// length (`vcsim explain --to`): what happened up to it is the full
+    /// run's, since nothing before depends on what comes after.
+    pub stop_after: Option<Time>,
+    /// How much an explained run, a timeline and a trace may record.
+    pub bounds: RecordBounds,
+}
+
+/// What a run may record, which grows with the run (and the host): past
+/// `records` or `segments` the run stops with an error saying to record a
+/// shorter one; past `trace_lines` the trace's last line says the rest were
+/// dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordBounds {
+    pub records: usize,
+    pub segments: usize,
+    pub trace_lines: usize,
+}
+
+impl Default for RecordBounds {
+    fn default() -> RecordBounds {
+        RecordBounds {
+            records: crate::explain::MAX_RECORDS,
+            segments: crate::timeline::MAX_SEGMENTS,
+            trace_lines: crate::timeline::MAX_TRACE_LINES,
+        }
+    }
 }
 
 /// A run that could not finish: a policy's error or invalid decision.
@@ -266,12 +293,17 @@ impl Simulation {
                 }
             }
             self.step(self.k)?;
+            self.records_within_bounds()?;
             self.steps_visited += 1;
             if cfg!(debug_assertions) {
                 self.check_invariants().map_err(|m| self.broken(m))?;
             }
             let next = self.next_event_step()?;
             if next >= self.clock.nsteps {
+                break;
+            }
+            if self.opts.stop_after.is_some_and(|t| self.time(next) > t) {
+                self.clock.nsteps = next;
                 break;
             }
             self.k = next;
@@ -338,9 +370,43 @@ impl Simulation {
     }
 
     fn traced(&mut self, line: impl FnOnce() -> String) {
-        if self.opts.trace {
-            self.trace.push(line());
+        if !self.opts.trace {
+            return;
         }
+        let max = self.opts.bounds.trace_lines;
+        if self.trace.len() + 1 < max {
+            self.trace.push(line());
+        } else if self.trace.len() + 1 == max {
+            self.trace.push(format!(
+                "t={} the trace keeps at most {max} lines; later ones were dropped",
+                self.st.now
+            ));
+        }
+    }
+
+    /// What an explained run or a timeline records grows with the run: past
+    /// its bound, the run stops and says what to shorten.
+    fn records_within_bounds(&self) -> Result<(), SimError> {
+        let over = |what: &str, max: usize| {
+            self.broken(format!(
+                "{what} keeps at most {max} records, and this run reached them: record a shorter run (`--set duration_days=N`) or a smaller host"
+            ))
+        };
+        let b = self.opts.bounds;
+        if let Some(ex) = &self.explanation {
+            if ex.records.len() >= b.records {
+                return Err(over(
+                    "an explained run (explain, diverge, an HTML timeline)",
+                    b.records,
+                ));
+            }
+        }
+        if let Some(tl) = &self.timeline {
+            if tl.segments.len() >= b.segments {
+                return Err(over("a timeline", b.segments));
+            }
+        }
+        Ok(())
     }
 }
 

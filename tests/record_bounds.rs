@@ -1,0 +1,131 @@
+//! What a run records grows with the run (issue 19): an explained run, a
+//! timeline and a trace each have a bound, and `explain --to` ends the run
+//! where its window ends, with the full run's records up to there.
+
+mod common;
+
+use common::vcsim;
+use std::time::{Duration, Instant};
+use vcsim_framework::{
+    run_spec, PolicySpec, RecordBounds, Registry, RunOutput, Scenario, SimOptions,
+};
+
+fn registry() -> Registry {
+    vcsim_builtin::link();
+    Registry::builtins().expect("built-ins")
+}
+
+fn base(days: f64) -> Scenario {
+    let mut s = Scenario::load(&common::root().join("scenarios/paper-base.toml")).unwrap();
+    s.duration_days = days;
+    s
+}
+
+fn run(opts: SimOptions) -> Result<RunOutput, String> {
+    let spec = PolicySpec::parse("CS2_WF2_WS2_JC2").unwrap();
+    run_spec(&base(10.0), &registry(), &spec, opts).map_err(|e| e.to_string())
+}
+
+/// The error of a run that must fail.
+fn error_of(opts: SimOptions) -> String {
+    match run(opts) {
+        Ok(_) => panic!("the run ended without an error"),
+        Err(e) => e,
+    }
+}
+
+fn small() -> RecordBounds {
+    RecordBounds {
+        records: 100,
+        segments: 50,
+        trace_lines: 10,
+    }
+}
+
+#[test]
+fn an_explained_run_past_its_records_stops_and_says_to_record_less() {
+    let e = error_of(SimOptions {
+        explain: true,
+        bounds: small(),
+        ..SimOptions::default()
+    });
+    assert!(e.contains("an explained run"), "{e}");
+    assert!(e.contains("keeps at most 100 records"), "{e}");
+    assert!(e.contains("record a shorter run"), "{e}");
+}
+
+#[test]
+fn a_timeline_past_its_segments_stops_and_says_to_record_less() {
+    let e = error_of(SimOptions {
+        timeline: true,
+        bounds: small(),
+        ..SimOptions::default()
+    });
+    assert!(e.contains("a timeline keeps at most 50 records"), "{e}");
+}
+
+#[test]
+fn a_trace_past_its_lines_keeps_its_start_and_says_the_rest_were_dropped() {
+    let full = run(SimOptions {
+        trace: true,
+        ..SimOptions::default()
+    })
+    .unwrap();
+    let cut = run(SimOptions {
+        trace: true,
+        bounds: small(),
+        ..SimOptions::default()
+    })
+    .unwrap();
+    assert!(full.trace.len() > 10, "{} lines", full.trace.len());
+    assert_eq!(cut.trace.len(), 10);
+    assert_eq!(cut.trace[..9], full.trace[..9]);
+    assert!(
+        cut.trace[9].contains("the trace keeps at most 10 lines; later ones were dropped"),
+        "{}",
+        cut.trace[9]
+    );
+    // The run itself is the same.
+    assert_eq!(cut.report, full.report);
+}
+
+#[test]
+fn a_run_stopped_after_a_time_has_the_full_runs_records_up_to_it() {
+    let explained = |stop_after| {
+        run(SimOptions {
+            explain: true,
+            stop_after,
+            ..SimOptions::default()
+        })
+        .unwrap()
+        .explanation
+        .unwrap()
+        .records
+    };
+    let full = explained(None);
+    for at in [0.0, 3600.0, 2.5 * 86400.0, 7.0 * 86400.0] {
+        let cut = explained(Some(at));
+        let upto: Vec<_> = full.iter().filter(|r| r.time <= at).collect();
+        let cut: Vec<_> = cut.iter().collect();
+        assert_eq!(cut, upto, "stopped after t={at}");
+    }
+}
+
+#[test]
+fn explain_to_an_hour_of_a_long_big_run_ends_at_once() {
+    // 100 days of 256 CPUs: the whole explained run took 14 s and stopped
+    // at its bound of records; the first hour is all `--to 1h` shows.
+    let t = Instant::now();
+    let out = vcsim(&[
+        "explain",
+        "scenarios/paper-base.toml",
+        "--set",
+        "host.ncpus=256",
+        "--to",
+        "1h",
+    ])
+    .stdout();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(out.contains("records\n"), "{out}");
+    assert!(out.contains("send"), "{out}");
+}
