@@ -1,4 +1,4 @@
-//! Fuzzing the scenario and sweep loaders, proptest-driven: the shipped
+//! Fuzzing the scenario, sweep and search-space loaders, proptest-driven: the shipped
 //! files, mutated (numbers replaced by extreme values, lines cut, doubled
 //! or garbled, the text truncated), are loaded; a load never panics and
 //! ends in bounded time, and a scenario that loads also runs (a short
@@ -215,6 +215,32 @@ fn fuzz_sweeps(cases: u32) {
         .unwrap_or_else(|e| panic!("{e}"));
 }
 
+fn fuzz_spaces(cases: u32) {
+    let files = shipped("scenarios/spaces");
+    let mut runner = runner(cases);
+    let strategy = (0..files.len(), prop::collection::vec(mutation(), 1..4));
+    runner
+        .run(&strategy, |(f, ms)| {
+            let (path, text) = &files[f];
+            let text = apply(text, &ms);
+            let start = Instant::now();
+            let r =
+                std::panic::catch_unwind(|| vcsim_search::Space::from_str(&text, path).map(|_| ()));
+            prop_assert!(r.is_ok(), "the search space loader panicked on:\n{text}");
+            prop_assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "slow load:\n{text}"
+            );
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn mutated_search_spaces_load_or_fail_cleanly() {
+    fuzz_spaces(48);
+}
+
 #[test]
 fn mutated_scenarios_load_or_fail_cleanly_and_run_without_panic() {
     fuzz_scenarios(96);
@@ -230,4 +256,5 @@ fn mutated_sweeps_load_or_fail_cleanly() {
 fn mutated_inputs_at_length() {
     fuzz_scenarios(3000);
     fuzz_sweeps(3000);
+    fuzz_spaces(3000);
 }
