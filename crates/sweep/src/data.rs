@@ -171,7 +171,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::value_label;
+    use crate::data::value_label;
     use serde_json::json;
 
     #[test]
