@@ -156,18 +156,6 @@ fn quantities_beyond_what_the_simulator_represents_are_refused() {
         "resource_share = 1e308",
         &["project.0.resource_share", "at most 1e12"],
     );
-    // 10,001 jobs queued at the start (300,000 took 9 s for 2 days on 4
-    // CPUs: the work per step grows with the queue).
-    let job = "[[project.job]]\napp = \"main\"\ndeadline_days = 1\n";
-    refused(
-        "queued-jobs",
-        "flops_mean = 1.3e13\n",
-        &format!("flops_mean = 1.3e13\n{}", job.repeat(10_001)),
-        &[
-            "key `project.0.job`",
-            "more than 10000 jobs queued at the start",
-        ],
-    );
     // 1,001 projects (20,000 had not ended a 2-day run after 30 s: the work
     // per event grows with the projects).
     let project = BASE[BASE.find("[[project]]").unwrap()..].to_string();
