@@ -163,6 +163,25 @@ fn string_growth_is_held_to_the_string_size_limit_at_its_line() {
 }
 
 #[test]
+fn string_growth_by_interpolation_is_held_to_the_string_size_limit() {
+    // rhai's own check of an interpolated string keeps no line: the error
+    // names the script and the hook (the book's script API says so).
+    let p = script(
+        "interpolated.rhai",
+        "fn schedule(v) {\n    let s = \"x\";\n    loop {\n        s = `${s}${s}`;\n    }\n}\n",
+    );
+    let e = run_error("cpu", &p);
+    assert_has(
+        &e,
+        &[
+            &p,
+            "in function `schedule`",
+            "a string of more than 65536 bytes",
+        ],
+    );
+}
+
+#[test]
 fn copying_big_strings_in_a_loop_counts_their_size() {
     let p = script(
         "concat.rhai",
