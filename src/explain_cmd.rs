@@ -181,9 +181,10 @@ fn sides(a: &DivergeArgs) -> Result<(Side, Side, Registry), Failure> {
         ));
     }
     if !(a.threshold > 0.0 && a.threshold < 1.0) {
-        return Err(Failure::input(
-            "--threshold: a share difference between 0 and 1 (exclusive)",
-        ));
+        return Err(Failure::input(format!(
+            "--threshold: a share difference between 0 and 1 (exclusive), found {}",
+            a.threshold
+        )));
     }
     let specs = parse_specs(a.policies)?;
     let reg = registry_for(a.plugins, &specs)?;

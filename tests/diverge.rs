@@ -338,7 +338,10 @@ fn bad_input_is_refused_with_status_2() {
     .fails_with(2, &["--policy"]);
     vcsim(&["diverge", m, "--policy", "CS1", "--threshold", "2"])
         .run()
-        .fails_with(2, &["--threshold"]);
+        .fails_with(2, &["--threshold", "found 2"]);
+    vcsim(&["diverge", m, "--policy", "CS1", "--threshold", "nan"])
+        .run()
+        .fails_with(2, &["--threshold", "found NaN"]);
     vcsim(&["diverge", m, "--policy", "CS1", "--timeline", "x.csv"])
         .run()
         .fails_with(2, &["HTML"]);
