@@ -112,23 +112,17 @@ pub fn check_timeline_path(path: &std::path::Path) -> Result<(), crate::Failure>
 /// before the work rather than after it. An existing file is opened without
 /// being truncated; a file the probe created is removed again.
 pub fn check_writable(path: &std::path::Path, flag: &str) -> Result<(), crate::Failure> {
-    let fail = |e: &dyn std::fmt::Display| {
-        crate::Failure::input(format!(
-            "{}: {flag} cannot be written there: {e}",
-            name(&path.display().to_string())
-        ))
-    };
     if path.is_dir() {
-        return Err(fail(&"it is a directory"));
+        return Err(unwritable(path, flag, &"it is a directory"));
     }
     let existed = path.exists();
     std::fs::OpenOptions::new()
         .append(true)
         .create(true)
         .open(path)
-        .map_err(|e| fail(&e))?;
+        .map_err(|e| unwritable(path, flag, &e))?;
     if !existed {
-        std::fs::remove_file(path).map_err(|e| fail(&e))?;
+        std::fs::remove_file(path).map_err(|e| unwritable(path, flag, &e))?;
     }
     Ok(())
 }
@@ -140,12 +134,15 @@ pub fn write_output(
     flag: &str,
     text: impl AsRef<[u8]>,
 ) -> Result<(), crate::Failure> {
-    std::fs::write(path, text).map_err(|e| {
-        crate::Failure::input(format!(
-            "{}: {flag} cannot be written there: {e}",
-            name(&path.display().to_string())
-        ))
-    })
+    std::fs::write(path, text).map_err(|e| unwritable(path, flag, &e))
+}
+
+/// The error of an output file that cannot be written: bad input (status 2).
+fn unwritable(path: &std::path::Path, flag: &str, e: &dyn std::fmt::Display) -> crate::Failure {
+    crate::Failure::input(format!(
+        "{}: {flag} cannot be written there: {e}",
+        name(&path.display().to_string())
+    ))
 }
 
 /// A number for people: integers as they are, others to 4 significant

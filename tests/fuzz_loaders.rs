@@ -194,8 +194,10 @@ fn fuzz_scenarios(cases: u32) {
         .unwrap_or_else(|e| panic!("{e}"));
 }
 
-fn fuzz_sweeps(cases: u32) {
-    let files = shipped("scenarios/paper");
+/// Loads mutated copies of the files in `dir` with `load`: no panic, and
+/// each load within bounded time (`what` names the loader in a failure).
+fn fuzz_loader(dir: &str, what: &str, cases: u32, load: fn(&str, &Path)) {
+    let files = shipped(dir);
     let mut runner = runner(cases);
     let strategy = (0..files.len(), prop::collection::vec(mutation(), 1..4));
     runner
@@ -203,9 +205,8 @@ fn fuzz_sweeps(cases: u32) {
             let (path, text) = &files[f];
             let text = apply(text, &ms);
             let start = Instant::now();
-            let r =
-                std::panic::catch_unwind(|| vcsim_sweep::Sweep::from_str(&text, path).map(|_| ()));
-            prop_assert!(r.is_ok(), "the sweep loader panicked on:\n{text}");
+            let r = std::panic::catch_unwind(|| load(&text, path));
+            prop_assert!(r.is_ok(), "the {what} loader panicked on:\n{text}");
             prop_assert!(
                 start.elapsed() < Duration::from_secs(5),
                 "slow load:\n{text}"
@@ -215,25 +216,16 @@ fn fuzz_sweeps(cases: u32) {
         .unwrap_or_else(|e| panic!("{e}"));
 }
 
+fn fuzz_sweeps(cases: u32) {
+    fuzz_loader("scenarios/paper", "sweep", cases, |text, path| {
+        let _ = vcsim_sweep::Sweep::from_str(text, path);
+    });
+}
+
 fn fuzz_spaces(cases: u32) {
-    let files = shipped("scenarios/spaces");
-    let mut runner = runner(cases);
-    let strategy = (0..files.len(), prop::collection::vec(mutation(), 1..4));
-    runner
-        .run(&strategy, |(f, ms)| {
-            let (path, text) = &files[f];
-            let text = apply(text, &ms);
-            let start = Instant::now();
-            let r =
-                std::panic::catch_unwind(|| vcsim_search::Space::from_str(&text, path).map(|_| ()));
-            prop_assert!(r.is_ok(), "the search space loader panicked on:\n{text}");
-            prop_assert!(
-                start.elapsed() < Duration::from_secs(5),
-                "slow load:\n{text}"
-            );
-            Ok(())
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
+    fuzz_loader("scenarios/spaces", "search space", cases, |text, path| {
+        let _ = vcsim_search::Space::from_str(text, path);
+    });
 }
 
 #[test]

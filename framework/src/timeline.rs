@@ -48,9 +48,6 @@ pub struct TimelineRpc {
 /// show): a longer run stops with an error that says to record a shorter one.
 pub const MAX_SEGMENTS: usize = 2_000_000;
 
-/// The most lines a run's trace keeps; the last one says the rest were dropped.
-pub const MAX_TRACE_LINES: usize = 1_000_000;
-
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Timeline {
     pub segments: Vec<TimelineSegment>,

@@ -82,6 +82,9 @@ pub struct SimOptions {
     pub bounds: RecordBounds,
 }
 
+/// The most lines a run's trace keeps; the last one says the rest were dropped.
+pub const MAX_TRACE_LINES: usize = 1_000_000;
+
 /// What a run may record, which grows with the run (and the host): past
 /// `records` or `segments` the run stops with an error saying to record a
 /// shorter one; past `trace_lines` the trace's last line says the rest were
@@ -98,7 +101,7 @@ impl Default for RecordBounds {
         RecordBounds {
             records: crate::explain::MAX_RECORDS,
             segments: crate::timeline::MAX_SEGMENTS,
-            trace_lines: crate::timeline::MAX_TRACE_LINES,
+            trace_lines: MAX_TRACE_LINES,
         }
     }
 }
