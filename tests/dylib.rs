@@ -577,7 +577,8 @@ fn records_of(
         .collect()
 }
 
-/// ABI 2.3: the example's reasons reach an explained run's records.
+/// ABI 2.3 and 2.4: the example's reasons, its run list's own included,
+/// reach an explained run's records.
 #[test]
 fn an_explained_run_carries_the_example_plugin_s_reasons() {
     use vcsim_framework::Datum;
@@ -612,11 +613,21 @@ fn an_explained_run_carries_the_example_plugin_s_reasons() {
             "{r:?}"
         );
     }
-    // It lists no job it preempts: no reason for those.
-    assert!(cpu
+    // The jobs it preempts have the run list's reason (ABI 2.4).
+    let preempts: Vec<_> = cpu
         .iter()
         .filter(|r| r.decision.starts_with("preempt"))
-        .all(|r| r.reason.text.is_empty()));
+        .collect();
+    assert!(!preempts.is_empty(), "{cpu:#?}");
+    for r in preempts {
+        assert!(
+            r.reason
+                .text
+                .starts_with("least slack first: the jobs that run have less (up to "),
+            "{r:?}"
+        );
+        assert!(r.reason.get("last_slack_s").is_some(), "{r:?}");
+    }
     // `least-queued` says why of every request for work.
     let fetch = records_of(&o, Family::Fetch);
     let asks: Vec<_> = fetch

@@ -5,7 +5,7 @@
 //! other. Everything here is `#[repr(C)]` plain data, borrowed pointers and
 //! `extern "C"` function pointers.
 //!
-//! This is version **2.3**: major [`ABI_VERSION`] 2, minor [`ABI_MINOR`] 3.
+//! This is version **2.4**: major [`ABI_VERSION`] 2, minor [`ABI_MINOR`] 4.
 //!
 //! Version history (each minor only appends; see "What a minor version
 //! may change"):
@@ -21,6 +21,10 @@
 //!   and [`ServerRequest::reason`] point to, and the run list's entries
 //!   say which part of it is theirs ([`RunEntry::reason_start`],
 //!   [`RunEntry::reason_len`]). See "Reasons".
+//! - 2.4 added what a run list says of itself ([`RunListNotes`], through
+//!   [`View::run_list`]): its own reason, which explains the jobs it
+//!   preempts and its entries without one, and the ranking of projects it
+//!   was made by, for the timeline's plot. See "Reasons".
 //!
 //! # The rules
 //!
@@ -128,10 +132,9 @@
 //! # Reasons
 //!
 //! Since 2.3 a plugin may give the reason of a decision, for vcsim's
-//! explained runs (`vcsim explain`). vcsim cannot tell a plugin whether the
-//! run explains, so reasons go with every decision, and the host converts
-//! them only when asked (so a run that does not explain pays a pointer
-//! and a length per call, and a plugin that gives none nothing more).
+//! explained runs (`vcsim explain`). The host offers its buffer only in a
+//! run that explains (the pointer is null otherwise, so a plain run costs
+//! a plugin nothing), and converts what the plugin wrote only when asked.
 //!
 //! - **Where.** In the calls whose decision may have a reason —
 //!   `schedule`, `request`, `piggyback`, `make_room`, `poll` (through
@@ -155,6 +158,16 @@
 //!   within the first `len` bytes; `reason_len` 0: none). The host fills
 //!   the entries' spans with 0 before the call (an older plugin leaves
 //!   them so) and reads them only for a plugin of 2.3 or later.
+//! - **The run list's own (since 2.4).** In `schedule`, with the buffer, the
+//!   host points [`View::run_list`] to a [`RunListNotes`] of its own (all
+//!   spans 0, the ranking's `len` 0): the plugin may set the span of the
+//!   run list's reason, which explains the jobs it preempts and the entries
+//!   with no reason of their own, and give the ranking of projects the
+//!   list was made by: its name as a span of the buffer, and one finite
+//!   value per project, in project order, in [`RunListNotes::ranking`]
+//!   (`len` 0: no ranking; any other count than the number of projects, or
+//!   a value that is not finite, is an error of the call). The host reads
+//!   them only for a plugin of 2.4 or later.
 //! - **Room.** A reason that does not fit is cut (at a UTF-8 boundary,
 //!   before any data item that does not fit whole); it is never an error.
 //!   The host's buffers are at least [`REASON_MIN_CAP`] bytes, and a run
@@ -174,11 +187,16 @@ use std::ffi::c_void;
 pub const ABI_VERSION: u32 = 2;
 
 /// The ABI's minor version: bumped when a minor version adds something.
-pub const ABI_MINOR: u32 = 3;
+pub const ABI_MINOR: u32 = 4;
 
 /// The first minor version with reasons ([`ReasonBuf`]): the host offers
 /// its buffer to, and reads reasons of, a plugin of this minor or later.
 pub const REASONS_MINOR: u32 = 3;
+
+/// The first minor version with a run list's own reason and ranking
+/// ([`RunListNotes`]): the host offers them to, and reads them of, a plugin
+/// of this minor or later.
+pub const RUN_LIST_NOTES_MINOR: u32 = 4;
 
 /// The version of the vcsim crates that speak this ABI (one workspace
 /// version: the SDK's, the host's and this crate's).
@@ -373,6 +391,25 @@ pub struct ReasonBuf {
     pub cap: usize,
     /// Set by the plugin: the bytes written (0: no reason).
     pub len: usize,
+}
+
+/// Since 2.4: what a run list says of itself, beside its entries (see
+/// "Reasons"): host-owned, borrowed for `schedule` like the view's
+/// [`ReasonBuf`], whose bytes its spans point into. Frozen.
+#[repr(C)]
+pub struct RunListNotes {
+    /// The run list's reason (within the buffer's first `len` bytes;
+    /// `reason_len` 0: none): why the jobs it preempts are not listed, and
+    /// the reason of each entry that has none of its own.
+    pub reason_start: usize,
+    pub reason_len: usize,
+    /// What the projects were ranked by ("short-term debt (s)"), a span of
+    /// the buffer like `reason_start`; with no name, vcsim says "ranking".
+    pub ranking_name_start: usize,
+    pub ranking_name_len: usize,
+    /// The ranking: one finite value per project, in project order (room
+    /// for as many as there are projects; `len` 0: no ranking).
+    pub ranking: ArrayOut<f64>,
 }
 
 /// Since 2.3: in a reason, what comes before each data item (`key=number`).
@@ -647,6 +684,9 @@ pub struct View {
     /// `request`, `piggyback`, `make_room`, `poll`); null in other calls,
     /// or when the host wants none. See "Reasons".
     pub reason: *mut ReasonBuf,
+    /// Since 2.4: where the run list's own reason and ranking go (in
+    /// `schedule`, when `reason` is offered; null otherwise). See "Reasons".
+    pub run_list: *mut RunListNotes,
 }
 
 /// Since 2.2: what today's client's simulation (BOINC's `RR_SIM`: list
@@ -1089,6 +1129,14 @@ mod tests {
         assert_eq!(size_of::<ReasonBuf>(), size_of::<ErrBuf>());
         assert_eq!(REASON_DATA_SEP, 0x1f);
         const { assert!(REASONS_MINOR <= ABI_MINOR) };
+    }
+
+    #[test]
+    fn the_2_4_fields_come_after_every_earlier_one() {
+        use std::mem::offset_of;
+        assert!(offset_of!(View, run_list) > offset_of!(View, reason));
+        assert!(offset_of!(RunListNotes, ranking) > offset_of!(RunListNotes, ranking_name_len));
+        const { assert!(REASONS_MINOR < RUN_LIST_NOTES_MINOR && RUN_LIST_NOTES_MINOR <= ABI_MINOR) };
     }
 
     #[test]

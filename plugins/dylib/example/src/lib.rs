@@ -9,7 +9,10 @@
 //!   `max_concurrent` (if not 0) caps how many of its jobs run at once.
 //!   It says why it runs a job that starts or changes mode (ABI 2.3's
 //!   reasons, shown by `vcsim explain`): `least slack: 2.1 h (rank 1 of
-//!   7)`, with the slack in seconds and the rank as data.
+//!   7)`, with the slack in seconds and the rank as data. The jobs it
+//!   leaves out share one reason (ABI 2.4's run list reason): `least slack
+//!   first: the jobs that run have less (up to 3.5 h), or hold what it
+//!   needs`.
 //! - `least-queued` (work fetcher): when the host's queued work drops below
 //!   the low-water mark (or too few jobs to fill the CPUs), ask the contactable project with the least work
 //!   relative to its resource share — CPU seconds used so far plus CPU
@@ -63,6 +66,8 @@ impl CpuScheduler for LeastSlackFirst {
         const EPS: f64 = 1e-9;
         let jobs = v.jobs();
         let nrunnable = self.order.len();
+        // The slack of the last job listed, for the others' reason.
+        let mut last = None;
         for (rank, &(slack, id, k)) in self.order.iter().enumerate() {
             let j = &jobs[k];
             let fits = j.cpus <= self.free[0] + EPS
@@ -80,6 +85,7 @@ impl CpuScheduler for LeastSlackFirst {
             }
             self.per_project[j.project] += 1;
             self.per_app[app.index()] += 1;
+            last = Some(slack);
             self.free[0] -= j.cpus;
             if let Some((r, n)) = j.gpu() {
                 self.free[r] -= n;
@@ -110,6 +116,13 @@ impl CpuScheduler for LeastSlackFirst {
             if self.free.iter().all(|f| *f <= EPS) {
                 break;
             }
+        }
+        if let (Some(last), true) = (last, v.explaining() && out.len() < nrunnable) {
+            let text = format!(
+                "least slack first: the jobs that run have less (up to {}), or hold what it needs",
+                duration(last)
+            );
+            out.set_list_reason(Reason::new(text).with("last_slack_s", last));
         }
         Ok(())
     }

@@ -18,7 +18,10 @@
 //! plugin wrote there as raw bytes, and converts it into vcsim's `Reason`
 //! only when the simulator asks (`explain`, `explain_request`,
 //! `explain_verdict`, `explain_plan`, asked only in explained runs), so a
-//! run that does not explain copies and converts nothing.
+//! run that does not explain copies and converts nothing. A CPU scheduler
+//! of 2.4 or later is also offered a run list's own notes: the reason that
+//! explains the jobs it preempts (and its entries without one), and the
+//! ranking that `CpuScheduler::ranking` gives the timeline.
 //!
 //! This is the only crate of vcsim with unsafe code across the boundary;
 //! each `unsafe` block relies on the checks done at load time and on the
@@ -37,8 +40,8 @@ use vcsim_dylib_abi::Table;
 use vcsim_framework::model::{DeletionPolicy, FileKind, JobState};
 use vcsim_framework::{
     AnyPolicy, Candidate, CompletionEstimator, CpuScheduler, DiskManager, DiskPlan, Entry, Family,
-    Job, PolicyError, PolicyResult, Reason, Registry, RpcReply, RscRequest, RscStatus, RunList,
-    RunMode, ServerRequest, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
+    Job, PolicyError, PolicyResult, Ranking, Reason, Registry, RpcReply, RscRequest, RscStatus,
+    RunList, RunMode, ServerRequest, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
 };
 
 /// Environment variable that lets a plugin built by another `rustc` load.
@@ -450,6 +453,7 @@ fn make(table: PolicyTable, who: Arc<Who>) -> Result<AnyPolicy, String> {
             snap: Snapshot::default(),
             run: Vec::new(),
             nrun: 0,
+            notes: ListNotes::default(),
         })),
         PolicyTable::Fetch(t) => AnyPolicy::Fetch(Box::new(FetchAdapter {
             inner: RefCell::new((Instance::new(t, who)?, Snapshot::default())),
@@ -894,6 +898,7 @@ impl Snapshot {
             list_sim: None,
             // Set for the calls whose decision may have a reason.
             reason: std::ptr::null_mut(),
+            run_list: std::ptr::null_mut(),
         })
     }
 
@@ -914,6 +919,70 @@ struct CpuAdapter {
     run: Vec<abi::RunEntry>,
     /// Entries of `run` the last `schedule` wrote (0 if it failed).
     nrun: usize,
+    /// What the last `schedule` said of the run list itself (ABI 2.4).
+    notes: ListNotes,
+}
+
+/// A run list's own reason and ranking (ABI 2.4): spans of the reasons'
+/// buffer, and the ranking's values.
+#[derive(Default)]
+struct ListNotes {
+    reason: (usize, usize),
+    ranking_name: (usize, usize),
+    /// Room for one value per project; the first `nranking` were written.
+    ranking: Vec<f64>,
+    nranking: usize,
+}
+
+impl ListNotes {
+    /// Before `schedule`: forgets the last notes, and returns those to
+    /// offer (none if the reasons' buffer is not offered, or the plugin is
+    /// older than 2.4) for `nprojects` projects.
+    fn offer(&mut self, minor: u32, offered: bool, nprojects: usize) -> Option<abi::RunListNotes> {
+        *self = ListNotes {
+            ranking: std::mem::take(&mut self.ranking),
+            ..ListNotes::default()
+        };
+        if minor < abi::RUN_LIST_NOTES_MINOR || !offered {
+            return None;
+        }
+        self.ranking.clear();
+        self.ranking.resize(nprojects, f64::NAN);
+        Some(abi::RunListNotes {
+            reason_start: 0,
+            reason_len: 0,
+            ranking_name_start: 0,
+            ranking_name_len: 0,
+            ranking: abi::ArrayOut::new(&mut self.ranking),
+        })
+    }
+
+    /// After a call that succeeded: keeps what the plugin wrote, and checks
+    /// its ranking (one finite value per project, or none).
+    fn keep(&mut self, n: Option<&abi::RunListNotes>) -> Result<(), String> {
+        let Some(n) = n else { return Ok(()) };
+        self.reason = (n.reason_start, n.reason_len);
+        self.ranking_name = (n.ranking_name_start, n.ranking_name_len);
+        let np = self.ranking.len();
+        if n.ranking.len != 0 && n.ranking.len != np {
+            return Err(format!(
+                "invalid ranking: {} values for {np} projects (one per project)",
+                n.ranking.len
+            ));
+        }
+        self.nranking = n.ranking.len;
+        if let Some(p) = self.ranking[..self.nranking]
+            .iter()
+            .position(|x| !x.is_finite())
+        {
+            self.nranking = 0;
+            return Err(format!(
+                "invalid ranking: the value of project {p} is {} (must be finite)",
+                self.ranking[p]
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl CpuScheduler for CpuAdapter {
@@ -926,6 +995,12 @@ impl CpuScheduler for CpuAdapter {
             v.explaining(),
         );
         view.reason = reason_ptr(&mut rb);
+        let mut notes = self
+            .notes
+            .offer(self.inst.who.minor, rb.is_some(), v.projects().len());
+        view.run_list = notes
+            .as_mut()
+            .map_or(std::ptr::null_mut(), |n| n as *mut abi::RunListNotes);
         let ctx = self.snap.ctx(v);
         let view = ctx.attach(view);
         self.run.clear();
@@ -934,10 +1009,14 @@ impl CpuScheduler for CpuAdapter {
         let mut eb = self.inst.errbuf();
         // SAFETY: the view points into `self.snap` and the state, untouched
         // during the call; `ro` describes `self.run`, `eb` the error buffer
-        // and `rb` (if any) `self.snap.reasons`, all live and writable.
+        // and `rb` and `notes` (if any) `self.snap.reasons` and
+        // `self.notes.ranking`, all live and writable.
         let st = unsafe { (self.inst.table.schedule)(self.inst.state, &view, &mut ro, &mut eb) };
         self.snap.reasons.keep(rb.as_ref(), st == abi::STATUS_OK);
         self.inst.check(st, &eb, "schedule")?;
+        self.notes.keep(notes.as_ref()).map_err(|e| {
+            PolicyError::new(format!("plugin {}, `schedule`: {e}", self.inst.who.plugin))
+        })?;
         self.nrun = ro.len.min(self.run.len());
         for e in &self.run[..self.nrun] {
             out.push(
@@ -953,15 +1032,39 @@ impl CpuScheduler for CpuAdapter {
     }
 
     /// The reason the plugin gave with `job`'s entry in the last run list
-    /// (a plugin of 2.3 or later); none for a job it did not list.
+    /// (a plugin of 2.3 or later); else, for a job it preempts or listed
+    /// without one, the run list's own (2.4 or later).
     fn explain(&self, _v: &View, _out: &RunList, job: u64) -> PolicyResult<Option<Reason>> {
         if self.inst.who.minor < abi::REASONS_MINOR {
             return Ok(None);
         }
-        Ok(self.run[..self.nrun]
+        let own = self.run[..self.nrun]
             .iter()
             .find(|e| e.job == job)
-            .and_then(|e| self.snap.reasons.get(e.reason_start, e.reason_len)))
+            .and_then(|e| self.snap.reasons.get(e.reason_start, e.reason_len));
+        Ok(own.or_else(|| {
+            let (start, len) = self.notes.reason;
+            self.snap.reasons.get(start, len)
+        }))
+    }
+
+    /// The ranking the last run list was made by (a plugin of 2.4 or later).
+    fn ranking(&self, _v: &View) -> PolicyResult<Option<Ranking>> {
+        if self.notes.nranking == 0 {
+            return Ok(None);
+        }
+        let (start, len) = self.notes.ranking_name;
+        let name = self
+            .snap
+            .reasons
+            .get(start, len)
+            .map(|r| r.text)
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| "ranking".into());
+        Ok(Some(Ranking {
+            name,
+            values: self.notes.ranking[..self.notes.nranking].to_vec(),
+        }))
     }
 }
 
@@ -1648,14 +1751,29 @@ mod tests {
             }
         }
 
-        /// Runs every runnable job; says why of the first (with data) and
-        /// the third (a text with the data separator in it), not the second.
+        /// Runs every runnable job but the last; says why of the first
+        /// (with data) and the third (a text with the data separator in
+        /// it), not the second; says why of the rest as a list (ABI 2.4),
+        /// and ranks the projects by their index times 1.5.
         #[derive(Default)]
         pub struct Why;
 
+        thread_local! {
+            /// What `Why::schedule` last saw of `View::explaining`.
+            pub static CPU_EXPLAINING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        }
+
         impl sdk::CpuScheduler for Why {
             fn schedule(&mut self, v: &View, out: &mut sdk::RunList) -> PolicyResult<()> {
+                CPU_EXPLAINING.with(|e| e.set(v.explaining()));
+                let runnable = v.jobs().iter().filter(|j| j.is_runnable()).count();
+                out.set_list_reason(sdk::Reason::new("waits its turn").with("turn", 9.0));
+                let np = v.projects().len();
+                out.set_ranking("index x 1.5", (0..np).map(|p| p as f64 * 1.5).collect());
                 for (k, j) in v.jobs().iter().filter(|j| j.is_runnable()).enumerate() {
+                    if k + 1 == runnable {
+                        break;
+                    }
                     match k {
                         0 => out.push_with_reason(
                             j.id,
@@ -1766,11 +1884,39 @@ mod tests {
             WhyFetch => "why-fetch", "says why");
         sdk::export_send!(SendProbe => "send-probe", "reads on_fraction and the delay";
             WhySend => "why-send", "says why");
-        sdk::export_cpu!(Why => "why", "says why");
+        /// Ranks the projects with one value too few (`Short`), or with a
+        /// NaN (`NanRank`): an explained run fails.
+        #[derive(Default)]
+        pub struct Short;
+
+        impl sdk::CpuScheduler for Short {
+            fn schedule(&mut self, v: &View, out: &mut sdk::RunList) -> PolicyResult<()> {
+                out.set_ranking("short", vec![0.0; v.projects().len() - 1]);
+                Ok(())
+            }
+        }
+
+        #[derive(Default)]
+        pub struct NanRank;
+
+        impl sdk::CpuScheduler for NanRank {
+            fn schedule(&mut self, v: &View, out: &mut sdk::RunList) -> PolicyResult<()> {
+                let mut values = vec![0.0; v.projects().len()];
+                values[1] = f64::NAN;
+                out.set_ranking("", values);
+                Ok(())
+            }
+        }
+
+        sdk::export_cpu!(Why => "why", "says why"; Short => "short", "a ranking too short";
+            NanRank => "nan-rank", "a NaN in its ranking");
         sdk::export_disk!(WhyDisk => "why-disk", "says why");
 
         pub fn cpu() -> &'static vcsim_dylib_abi::CpuTable {
-            (vcsim_plugin_cpu_v2().table)(0).unwrap()
+            cpu_at(0)
+        }
+        pub fn cpu_at(i: usize) -> &'static vcsim_dylib_abi::CpuTable {
+            (vcsim_plugin_cpu_v2().table)(i).unwrap()
         }
         pub fn disk() -> &'static vcsim_dylib_abi::DiskTable {
             (vcsim_plugin_disk_v2().table)(0).unwrap()
@@ -2020,7 +2166,11 @@ flops_mean = 3.6e12
         };
         let mut out = RunList::default();
         cs.schedule(&v, &mut out).unwrap();
-        assert_eq!(out.len(), st.jobs.len(), "every job listed");
+        assert_eq!(
+            out.len(),
+            st.jobs.len() - 1,
+            "every job listed but the last"
+        );
         let cpu = st
             .jobs
             .iter()
@@ -2074,9 +2224,81 @@ flops_mean = 3.6e12
     }
 
     #[test]
+    fn a_2_4_plugin_s_run_list_explains_what_it_preempts_and_ranks_projects() {
+        use vcsim_framework::Datum;
+        let (cpu, ..) = reasons_as(abi::RUN_LIST_NOTES_MINOR);
+        let st = busy_host();
+        let ids: Vec<u64> = st.jobs.iter().map(|j| j.id).collect();
+        let list = Reason::new("waits its turn").with("turn", 9.0);
+        assert_eq!(
+            cpu[0].1.as_ref().unwrap().text,
+            format!("first: job {}", ids[0])
+        );
+        assert_eq!(
+            cpu[1].1.as_ref(),
+            Some(&list),
+            "listed, no reason of its own"
+        );
+        assert_eq!(cpu[2].1, Some(Reason::new("third x=1")));
+        let last = cpu.last().unwrap();
+        assert_eq!(last.1.as_ref(), Some(&list), "not listed: preempted");
+        assert_eq!(list.get("turn"), Some(&Datum::Number(9.0)));
+        // The ranking, for the timeline's plot; a 2.3 plugin gives none.
+        let ranking = |minor: u32, i: usize| {
+            let est = vcsim_builtin::jc::Jc3::default();
+            let v = View::new(&st, &est, 3600.0).explained(true);
+            let AnyPolicy::Cpu(mut cs) =
+                make(PolicyTable::Cpu(probe::cpu_at(i)), who(minor)).unwrap()
+            else {
+                unreachable!()
+            };
+            let mut out = RunList::default();
+            cs.schedule(&v, &mut out)?;
+            cs.ranking(&v)
+        };
+        let r = ranking(abi::RUN_LIST_NOTES_MINOR, 0).unwrap().unwrap();
+        assert!(probe::CPU_EXPLAINING.with(|e| e.get()), "offered a buffer");
+        assert_eq!((r.name.as_str(), r.values), ("index x 1.5", vec![0.0, 1.5]));
+        assert_eq!(ranking(abi::REASONS_MINOR, 0).unwrap(), None);
+        // A ranking that is not one finite value per project fails the call.
+        let e = ranking(abi::RUN_LIST_NOTES_MINOR, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`schedule`: invalid ranking: 1 values for 2 projects"),
+            "{e}"
+        );
+        let e = ranking(abi::RUN_LIST_NOTES_MINOR, 2)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the value of project 1 is NaN (must be finite)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_plugin_sees_whether_the_run_explains() {
+        let st = busy_host();
+        let est = vcsim_builtin::jc::Jc3::default();
+        let seen = |minor: u32, explained: bool| {
+            let v = View::new(&st, &est, 3600.0).explained(explained);
+            let AnyPolicy::Cpu(mut cs) = make(PolicyTable::Cpu(probe::cpu()), who(minor)).unwrap()
+            else {
+                unreachable!()
+            };
+            cs.schedule(&v, &mut RunList::default()).unwrap();
+            probe::CPU_EXPLAINING.with(|e| e.get())
+        };
+        assert!(seen(abi::ABI_MINOR, true));
+        assert!(!seen(abi::ABI_MINOR, false), "a plain run offers no buffer");
+        assert!(!seen(2, true), "nor to a 2.2 plugin");
+    }
+
+    #[test]
     fn a_2_3_plugin_s_reasons_reach_the_explain_methods() {
         use vcsim_framework::Datum;
-        let (cpu, fetch, send, disk) = reasons_as(abi::ABI_MINOR);
+        let (cpu, fetch, send, disk) = reasons_as(abi::REASONS_MINOR);
         let st = busy_host();
         let ids: Vec<u64> = st.jobs.iter().map(|j| j.id).collect();
         let first = cpu[0].1.clone().expect("the first job's reason");
@@ -2091,6 +2313,7 @@ flops_mean = 3.6e12
         assert_eq!(cpu[1].1, None, "no reason given for the second");
         // The separator in a text becomes a space: no data.
         assert_eq!(cpu[2].1, Some(Reason::new("third x=1")));
+        // A 2.3 plugin is offered no room for the run list's own reason.
         assert!(cpu[3..].iter().all(|(_, r)| r.is_none()));
         let fetch = fetch.expect("the request's reason");
         assert_eq!(fetch.text, "project 1 is starved");

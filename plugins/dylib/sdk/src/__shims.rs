@@ -186,6 +186,22 @@ fn view_reason(raw: &abi::View) -> *mut abi::ReasonBuf {
     }
 }
 
+/// The host's notes of the run list in progress (ABI 2.4), if it offers
+/// them: null before 2.4, and in a view too short to have the field.
+///
+/// # Safety
+/// `raw` is the host's view of the call in progress (the ABI's contract).
+unsafe fn list_notes<'a>(raw: &abi::View) -> Option<&'a mut abi::RunListNotes> {
+    if raw.minor < abi::RUN_LIST_NOTES_MINOR
+        || (raw.size as usize) <= std::mem::offset_of!(abi::View, run_list)
+    {
+        return None;
+    }
+    // SAFETY: a host of 2.4 or later points `run_list` to its notes for
+    // the call, or passes null.
+    unsafe { raw.run_list.as_mut() }
+}
+
 /// Appends reasons to the host's buffer, cutting what does not fit.
 struct ReasonWriter<'a> {
     buf: &'a mut abi::ReasonBuf,
@@ -373,7 +389,10 @@ unsafe extern "C" fn cpu_schedule<T: CpuScheduler>(
         };
         // SAFETY: the view's reason buffer is the host's for this call.
         let rb = unsafe { reason_buf(view_reason(view_)) };
-        let Some(rb) = rb.filter(|_| !runlist.reasons.is_empty()) else {
+        let says = !runlist.reasons.is_empty()
+            || runlist.list_reason.is_some()
+            || runlist.ranking.is_some();
+        let Some(rb) = rb.filter(|_| says) else {
             // No reasons (or no room for them): as before 2.3.
             let entries = runlist.jobs.iter().map(|&(job, m)| abi::RunEntry {
                 job,
@@ -383,6 +402,19 @@ unsafe extern "C" fn cpu_schedule<T: CpuScheduler>(
             return write_out(out, entries, "run list");
         };
         let mut w = ReasonWriter::new(rb);
+        // SAFETY: the view's notes are the host's for this call.
+        if let Some(notes) = unsafe { list_notes(view_) } {
+            // The ranking's name first: the entries' reasons may fill the
+            // buffer, and a ranking without its name would mislead.
+            if let Some(r) = &runlist.ranking {
+                (notes.ranking_name_start, notes.ranking_name_len) =
+                    w.push(&Reason::new(r.name.as_str()), scratch);
+                write_out(&mut notes.ranking, r.values.iter().copied(), "ranking")?;
+            }
+            if let Some(r) = &runlist.list_reason {
+                (notes.reason_start, notes.reason_len) = w.push(r, scratch);
+            }
+        }
         let mut next = 0;
         entries.clear();
         for &(job, m) in &runlist.jobs {

@@ -13,9 +13,11 @@ pub enum RunMode {
 /// (`vcsim explain`): a sentence for people and named numbers for programs
 /// (vcsim's `Reason`).
 ///
-/// Reasons go to vcsim with every decision (a plugin cannot know whether
-/// the run explains), so keep them cheap: give them only where vcsim asks
-/// (a CPU scheduler's jobs that start or change mode, for instance). A
+/// vcsim reads reasons only in a run that explains
+/// ([`View::explaining`](crate::view::View::explaining)
+/// says whether it will read this call's), and there of every decision,
+/// so keep them cheap: give them only where vcsim asks (a CPU scheduler's
+/// jobs that start or change mode, for instance). A
 /// reason that does not fit vcsim's buffer (4 KiB; for a run list, that
 /// plus 256 bytes per job) is cut, never an error. The text must not hold
 /// the character U+001F (it becomes a space); a key must not be empty nor
@@ -68,6 +70,21 @@ pub struct RunList {
     /// [`RunList::push_with_reason`]); a reason of a job not in `jobs` is
     /// not sent.
     pub reasons: Vec<(u64, Reason)>,
+    /// Since ABI 2.4: the run list's own reason (see
+    /// [`RunList::set_list_reason`]).
+    pub list_reason: Option<Reason>,
+    /// Since ABI 2.4: what the projects were ranked by (see
+    /// [`RunList::set_ranking`]).
+    pub ranking: Option<Ranking>,
+}
+
+/// What a CPU scheduler ranked projects by (ABI 2.4), for the plot under
+/// vcsim's timeline: a name ("short-term debt (s)") and one finite value
+/// per project, in project order (vcsim's `Ranking`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ranking {
+    pub name: String,
+    pub values: Vec<f64>,
 }
 
 impl RunList {
@@ -88,6 +105,21 @@ impl RunList {
             None => self.reasons.push((job, reason)),
         }
     }
+    /// Says why the jobs the list leaves out are preempted, and why each
+    /// listed job without a reason of its own runs (ABI 2.4; a host of 2.3
+    /// does not load a 2.4 plugin, so it is always read).
+    pub fn set_list_reason(&mut self, reason: impl Into<Reason>) {
+        self.list_reason = Some(reason.into());
+    }
+    /// Says what the projects were ranked by: one finite value per project,
+    /// in project order (ABI 2.4). Any other count, or a value that is not
+    /// finite, fails the call in an explained run.
+    pub fn set_ranking(&mut self, name: impl Into<String>, values: Vec<f64>) {
+        self.ranking = Some(Ranking {
+            name: name.into(),
+            values,
+        });
+    }
     /// The reason given for `job`, if any.
     pub fn reason(&self, job: u64) -> Option<&Reason> {
         self.reasons.iter().find(|(j, _)| *j == job).map(|(_, r)| r)
@@ -98,6 +130,8 @@ impl RunList {
     pub fn clear(&mut self) {
         self.jobs.clear();
         self.reasons.clear();
+        self.list_reason = None;
+        self.ranking = None;
     }
     pub fn len(&self) -> usize {
         self.jobs.len()

@@ -221,6 +221,7 @@ mod tests {
             host_ctx: std::ptr::null(),
             list_sim: None,
             reason: std::ptr::null_mut(),
+            run_list: std::ptr::null_mut(),
         }
     }
 

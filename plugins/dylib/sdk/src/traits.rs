@@ -5,8 +5,11 @@
 //! ([`RunList::push_with_reason`]); a fetcher, a sender and a disk manager
 //! through their `explain_*` methods, which the SDK calls right after the
 //! decision they explain, with the same view, whenever vcsim offers room
-//! for a reason (with every decision: a plugin cannot know whether the run
-//! explains). Their defaults give none, at no cost.
+//! for a reason (in a run that explains: `View::explaining`). Their
+//! defaults give none, at no cost. Since ABI 2.4 a run list also has a
+//! reason of its own, for the jobs it preempts
+//! ([`RunList::set_list_reason`]), and a ranking of the projects
+//! ([`RunList::set_ranking`]).
 
 use crate::abi::{Candidate, Job};
 use crate::decision::{DiskPlan, Reason, RpcReply, RunList, Verdict, WorkRequest};

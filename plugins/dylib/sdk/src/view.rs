@@ -139,6 +139,12 @@ impl<'a> View<'a> {
             self.host_on()
         }
     }
+    /// vcsim will read this call's reasons (ABI 2.3): the run explains, and
+    /// the call's decision may have one. Elsewhere a reason is dropped, so
+    /// a policy may skip building it.
+    pub fn explaining(&self) -> bool {
+        self.has(std::mem::offset_of!(abi::View, reason)) && !self.raw.reason.is_null()
+    }
     /// GPU computing is allowed now (ABI 2.1; else as `cpu_allowed`).
     pub fn gpu_allowed(&self) -> bool {
         if self.has(std::mem::offset_of!(abi::View, gpu_allowed)) {
