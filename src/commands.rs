@@ -66,6 +66,12 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             if let Some(path) = &trace {
                 output::check_writable(path, "--trace")?;
             }
+            let outputs: Vec<(&str, &std::path::Path)> =
+                [("--timeline", &timeline), ("--trace", &trace)]
+                    .into_iter()
+                    .filter_map(|(f, p)| p.as_deref().map(|p| (f, p)))
+                    .collect();
+            output::check_distinct(&outputs, &[("the scenario", scenario.as_path())])?;
             let scn = crate::import_cmd::load_scenario_with(&scenario, &set)?;
             let policy =
                 policy.unwrap_or_else(|| crate::extensions::default_spec(&scn).to_string());
@@ -244,8 +250,27 @@ pub fn run_comparison(
     seed: Option<u64>,
     jobs: Option<usize>,
 ) -> Result<compare::Comparison, Failure> {
+    // One policy twice would be compared with itself as if with another
+    // (a sweep refuses the same).
+    for (i, s) in specs.iter().enumerate() {
+        if specs[..i].iter().any(|o| o.display() == s.display()) {
+            return Err(Failure::input(format!(
+                "--policy: `{}` is listed twice",
+                crate::output::name(&s.display())
+            )));
+        }
+    }
     vcsim_framework::registry::check_labels(specs).map_err(|(_, e)| Failure::input(e))?;
     let base = seed.unwrap_or(scn.seed);
+    if base
+        .checked_add(u64::from(replications).saturating_sub(1))
+        .is_none()
+    {
+        return Err(Failure::input(format!(
+            "--seed {base} with {replications} replications: the seeds would pass {} (the largest)",
+            u64::MAX
+        )));
+    }
     let seeds: Vec<u64> = (0..replications as u64).map(|i| base + i).collect();
     let cells: Vec<(usize, u64)> = (0..specs.len())
         .flat_map(|i| seeds.iter().map(move |s| (i, *s)))

@@ -2,7 +2,7 @@
 //! and `vcsim diverge` (where two runs part, and the first consequences).
 
 use crate::extensions::{parse_specs, registry_for};
-use crate::import_cmd::load_scenario_with;
+use crate::import_cmd::{load_scenario_flagged, load_scenario_with};
 use crate::output::{self, printable};
 use crate::Failure;
 use std::fmt::Write as _;
@@ -29,10 +29,23 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
             "`{s}`: a time is seconds, or numbers with d, h, m or s (`36h`, `2.5d`, `1d12h30m`)"
         )
     };
+    // No window reaches past the longest run: a larger time is a mistake,
+    // not a window to saturate.
+    let max = vcsim_framework::scenario::bounds::MAX_DAYS * 86400.0;
+    let within = |x: f64| {
+        if x <= max {
+            Ok(x)
+        } else {
+            Err(format!(
+                "`{s}`: a time is at most {} days, the longest run",
+                vcsim_framework::scenario::bounds::MAX_DAYS
+            ))
+        }
+    };
     let t = s.trim();
     if let Ok(x) = t.parse::<f64>() {
         return if x.is_finite() && x >= 0.0 {
-            Ok(x)
+            within(x)
         } else {
             Err(bad())
         };
@@ -55,10 +68,10 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
         total += x * scale;
         num.clear();
     }
-    if !num.is_empty() || !total.is_finite() || t.is_empty() {
+    if !num.is_empty() || t.is_empty() {
         return Err(bad());
     }
-    Ok(total)
+    within(total)
 }
 
 fn explained_run(
@@ -111,6 +124,14 @@ pub fn explain(a: &ExplainArgs) -> Result<(), Failure> {
     let (from, to) = (a.from.unwrap_or(0.0), a.to.unwrap_or(f64::INFINITY));
     if from > to {
         return Err(Failure::input("--from is after --to"));
+    }
+    let end = scn.duration_days * 86400.0;
+    if from > end {
+        return Err(Failure::input(format!(
+            "--from {}: after the run's end ({}): the window holds no decision",
+            clock(from),
+            clock(end)
+        )));
     }
     // Nothing after `--to` is shown, so the run ends there.
     let out = explained_run(&scn, &reg, &specs[0], a.seed, false, a.to)?;
@@ -189,9 +210,10 @@ fn sides(a: &DivergeArgs) -> Result<(Side, Side, Registry), Failure> {
     let specs = parse_specs(a.policies)?;
     let reg = registry_for(a.plugins, &specs)?;
     let scn_a = load_scenario_with(a.scenario, a.set)?;
-    let mut both_set = a.set.to_vec();
-    both_set.extend_from_slice(a.set_b);
-    let scn_b = load_scenario_with(a.scenario, &both_set)?;
+    let both_set: Vec<(&str, &str)> = (a.set.iter().map(|x| ("--set", x.as_str())))
+        .chain(a.set_b.iter().map(|x| ("--set-b", x.as_str())))
+        .collect();
+    let scn_b = load_scenario_flagged(a.scenario, &both_set)?;
     let seed_a = a.seeds.first().copied();
     let seed_b = a.seeds.get(1).copied().or(seed_a);
     let spec_b = specs.get(1).unwrap_or(&specs[0]).clone();
@@ -311,6 +333,7 @@ pub fn diverge(a: &DivergeArgs) -> Result<(), Failure> {
             )));
         }
         output::check_writable(p, "--timeline")?;
+        output::check_distinct(&[("--timeline", p)], &[("the scenario", a.scenario)])?;
     }
     let (sa, sb, reg) = sides(a)?;
     let tl = a.timeline.is_some();
@@ -551,5 +574,11 @@ mod tests {
         assert!(parse_time("3w").is_err());
         assert!(parse_time("-1h").is_err());
         assert!(parse_time("nan").is_err());
+        // Past the longest run, a time is refused, not saturated.
+        assert_eq!(parse_time("36500d").unwrap(), 36500.0 * 86400.0);
+        for huge in ["1e308", "99999999999999999999999d", "36501d"] {
+            let e = parse_time(huge).unwrap_err();
+            assert!(e.contains("at most 36500 days, the longest run"), "{e}");
+        }
     }
 }

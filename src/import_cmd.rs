@@ -17,6 +17,7 @@ fn print_warnings(warnings: &[String]) {
 pub fn import(input: &Path, out: Option<&Path>) -> Result<(), Failure> {
     if let Some(path) = out {
         crate::output::check_writable(path, "--out")?;
+        crate::output::check_distinct(&[("--out", path)], &[("the input", input)])?;
     }
     let imp = vcsim_import::import_path(input).map_err(|e| Failure::input(e.to_string()))?;
     print_warnings(&imp.warnings);
@@ -67,31 +68,39 @@ pub fn load_scenario(path: &Path) -> Result<Scenario, Failure> {
 /// that does not fit, or a scenario the changes make invalid, is an input
 /// error naming the `--set` at fault.
 pub fn load_scenario_with(path: &Path, set: &[String]) -> Result<Scenario, Failure> {
+    let flagged: Vec<(&str, &str)> = set.iter().map(|a| ("--set", a.as_str())).collect();
+    load_scenario_flagged(path, &flagged)
+}
+
+/// [`load_scenario_with`], each change with the flag that gave it (`--set`,
+/// `diverge`'s `--set-b`), which its error names.
+pub fn load_scenario_flagged(path: &Path, set: &[(&str, &str)]) -> Result<Scenario, Failure> {
     let scn = crate::import_cmd::load_scenario(path)?;
     if set.is_empty() {
         return Ok(scn);
     }
     let settings = set
         .iter()
-        .map(|a| {
+        .map(|(flag, a)| {
             Setting::parse_assignment(a)
-                .map_err(|e| Failure::input(format!("--set {}: {e}", crate::output::name(a))))
+                .map_err(|e| Failure::input(format!("{flag} {}: {e}", crate::output::name(a))))
         })
         .collect::<Result<Vec<Setting>, Failure>>()?;
     let scn = vcsim_sweep::knobs::apply_all(&scn, &settings).map_err(|(i, f)| {
+        let (flag, a) = set[i];
         Failure::input(format!(
-            "--set {}: {}",
-            crate::output::name(&set[i]),
+            "{flag} {}: {}",
+            crate::output::name(a),
             f.message()
         ))
     })?;
     scn.validate().map_err(|(k, m)| {
         Failure::input(format!(
-            "--set {}: the scenario is then invalid: key `{k}`: {m}",
+            "{}: the scenario is then invalid: key `{k}`: {m}",
             set.iter()
-                .map(|a| crate::output::name(a))
+                .map(|(flag, a)| format!("{flag} {}", crate::output::name(a)))
                 .collect::<Vec<_>>()
-                .join(" --set ")
+                .join(" ")
         ))
     })?;
     Ok(scn)

@@ -127,6 +127,50 @@ pub fn check_writable(path: &std::path::Path, flag: &str) -> Result<(), crate::F
     Ok(())
 }
 
+/// Checks, before any run, that no two outputs name one file and that no
+/// output is a file the command reads (`inputs`): the later write would
+/// silently replace the other output, or the input (status 2). Paths are
+/// compared as the file system resolves them (`..`, symbolic links).
+pub fn check_distinct(
+    outputs: &[(&str, &std::path::Path)],
+    inputs: &[(&str, &std::path::Path)],
+) -> Result<(), crate::Failure> {
+    let ids: Vec<Option<std::path::PathBuf>> = outputs.iter().map(|(_, p)| resolved(p)).collect();
+    for (i, (flag, path)) in outputs.iter().enumerate() {
+        let Some(id) = &ids[i] else { continue };
+        let clash = |what: String| {
+            crate::Failure::input(format!(
+                "{}: {flag} and {what} name the same file",
+                name(&path.display().to_string())
+            ))
+        };
+        if let Some(j) = (0..i).find(|&j| ids[j].as_ref() == Some(id)) {
+            return Err(clash(outputs[j].0.to_string()));
+        }
+        if let Some((what, _)) = inputs
+            .iter()
+            .find(|(_, p)| resolved(p).as_ref() == Some(id))
+        {
+            return Err(clash(format!("{what} (which it reads)")));
+        }
+    }
+    Ok(())
+}
+
+/// `p` as the file system resolves it: the file's own path if it exists,
+/// else its directory's joined with its name; None if neither resolves.
+fn resolved(p: &std::path::Path) -> Option<std::path::PathBuf> {
+    if let Ok(c) = p.canonicalize() {
+        return Some(c);
+    }
+    let file = p.file_name()?;
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.canonicalize().ok()?,
+        _ => std::env::current_dir().ok()?,
+    };
+    Some(dir.join(file))
+}
+
 /// Writes an output file the user named with `flag`; a failure is bad
 /// input (status 2), as [`check_writable`] would have said.
 pub fn write_output(

@@ -314,31 +314,42 @@ fn a_reused_sweep_directory_is_cleared_of_vcsims_files_only() {
 // ---- names with control characters (item 6) ----
 
 #[test]
-fn names_are_printed_with_control_characters_escaped() {
+fn names_with_control_characters_are_refused_and_paths_printed_escaped() {
     let dir = temp_dir("hostile-names");
     let scn = short_scenario(&dir, "scenarios/outages.toml", |t| {
-        t.replacen("name = \"outages\"", "name = \"out\\u001b[2Jages\"", 1)
-            .replacen("name = \"A\"", "name = \"A\\u001b[31m\\r\\u0007\"", 1)
+        t.replacen("name = \"A\"", "name = \"A\\u001b[31m\\r\\u0007\"", 1)
     });
     let scn = s(&scn);
-    let runs = [
-        timed(vcsim(&["run", &scn])),
-        timed(vcsim(&["check", &scn])),
-        timed(vcsim(&["compare", &scn, "--policy", "CS2_WF2_WS2_JC2"])),
-    ];
-    for r in &runs {
-        let out = r.succeeds();
-        for text in [&out, &r.stderr()] {
+    // A name goes to terminals, CSV and SVG: with an escape sequence, it is
+    // refused (`run --format csv` printed it raw), and the message escapes it.
+    for args in [
+        vec!["run", &scn, "--format", "csv"],
+        vec!["check", &scn],
+        vec!["compare", &scn, "--policy", "CS2_WF2_WS2_JC2"],
+    ] {
+        let r = timed(vcsim(&args));
+        r.fails_with(
+            2,
+            &["project.0.name", "holds the control character '\\u{1b}'"],
+        );
+        for text in [&r.stdout(), &r.stderr()] {
             assert!(
                 !text.contains(['\u{1b}', '\r', '\u{7}']),
                 "vcsim {:?} printed a raw control character: {text:?}",
                 r.args
             );
         }
-        assert!(out.contains("out\\u{1b}[2Jages"), "{out}");
     }
-    assert!(runs[0].stdout().contains("A\\u{1b}[31m\\r\\u{7}"));
-    // In an error message too: a policy script whose path has one.
+    // So is one set from the command line, and the scenario's own name.
+    let r = timed(vcsim(&[
+        "run",
+        "scenarios/outages.toml",
+        "--set",
+        "name=out\u{1b}[2Jages",
+    ]));
+    r.fails_with(2, &["key `name`", "control character"]);
+    assert!(!r.stderr().contains('\u{1b}'), "{:?}", r.stderr());
+    // A path is not refused: in an error message it is escaped.
     let bad = dir.join("a\u{1b}[31mb.rhai");
     std::fs::write(
         &bad,
@@ -347,12 +358,134 @@ fn names_are_printed_with_control_characters_escaped() {
     .unwrap();
     let r = timed(vcsim(&[
         "run",
-        &scn,
+        "scenarios/outages.toml",
+        "--set",
+        "duration_days=2",
         "--policy",
         &format!("cpu={}", s(&bad)),
     ]));
     r.fails_with(1, &["a\\u{1b}[31mb.rhai"]);
     assert!(!r.stderr().contains('\u{1b}'), "{:?}", r.stderr());
+}
+
+#[test]
+fn two_outputs_on_one_file_or_an_output_on_the_input_are_refused() {
+    let dir = temp_dir("hostile-same-file");
+    let scn = dir.join("base.toml");
+    std::fs::copy(common::root().join("scenarios/paper-base.toml"), &scn).unwrap();
+    let before = std::fs::read(&scn).unwrap();
+    let one = s(&dir.join("out.csv"));
+    // The same file spelled another way is the same file.
+    let again = s(&dir.join(".").join("out.csv"));
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["run", &s(&scn), "--trace", &one, "--timeline", &again],
+            &["--trace and --timeline name the same file"],
+        ),
+        (
+            &["run", &s(&scn), "--trace", &s(&dir.join("./base.toml"))],
+            &["--trace and the scenario (which it reads) name the same file"],
+        ),
+        (
+            &[
+                "import",
+                "tests/fixtures/boinc/sim2007/sim_projects.xml",
+                "--out",
+                "tests/fixtures/boinc/sim2007/sim_projects.xml",
+            ],
+            &["--out and the input (which it reads) name the same file"],
+        ),
+    ];
+    for (args, msg) in cases {
+        let mut args = args.to_vec();
+        if args[0] == "run" {
+            // Years of run: had it started, the time bound would fail.
+            args.extend(["--set", "duration_days=3000"]);
+        }
+        timed(vcsim(&args)).fails_with(2, msg);
+    }
+    assert_eq!(
+        std::fs::read(&scn).unwrap(),
+        before,
+        "the scenario is intact"
+    );
+    assert!(!dir.join("out.csv").exists());
+}
+
+#[test]
+fn compare_refuses_one_policy_twice_and_seeds_past_the_largest() {
+    let m = "scenarios/paper-base.toml";
+    let r = timed(vcsim(&[
+        "compare",
+        m,
+        "--policy",
+        "CS1",
+        "--policy",
+        "cpu=cs1,fetch=wf2,send=ws2,estimate=jc2",
+    ]));
+    r.fails_with(2, &["--policy: `CS1_WF2_WS2_JC2` is listed twice"]);
+    let r = timed(vcsim(&[
+        "compare",
+        m,
+        "--policy",
+        "CS2",
+        "--seed",
+        "18446744073709551615",
+        "--replications",
+        "3",
+    ]));
+    r.fails_with(2, &["the seeds would pass 18446744073709551615"]);
+}
+
+#[test]
+fn explain_refuses_a_time_past_the_longest_run_and_a_window_after_the_end() {
+    let m = "scenarios/paper-base.toml";
+    let r = timed(vcsim(&["explain", m, "--to", "1e308"]));
+    r.fails_with(
+        2,
+        &["`1e308`: a time is at most 36500 days, the longest run"],
+    );
+    let r = timed(vcsim(&[
+        "explain",
+        m,
+        "--set",
+        "duration_days=1",
+        "--from",
+        "2d",
+        "--to",
+        "3d",
+    ]));
+    r.fails_with(
+        2,
+        &["--from 2d 00:00:00: after the run's end (1d 00:00:00)"],
+    );
+}
+
+#[test]
+fn diverge_names_set_b_in_its_errors() {
+    let r = timed(vcsim(&[
+        "diverge",
+        "scenarios/paper-base.toml",
+        "--policy",
+        "CS2",
+        "--set",
+        "duration_days=2",
+        "--set-b",
+        "host.ncpus=0",
+    ]));
+    r.fails_with(
+        2,
+        &["--set duration_days=2 --set-b host.ncpus=0: the scenario is then invalid"],
+    );
+    let r = timed(vcsim(&[
+        "diverge",
+        "scenarios/paper-base.toml",
+        "--policy",
+        "CS2",
+        "--set-b",
+        "bogus=1",
+    ]));
+    r.fails_with(2, &["--set-b bogus=1"]);
 }
 
 // ---- --timeline (item 6) ----

@@ -430,6 +430,17 @@ impl Scenario {
                 Err((key.into(), format!("must be a positive number, found {v}")))
             }
         }
+        // A name goes to terminals, CSV files and SVG plots, where a control
+        // character would act (clear a screen) or break the file.
+        fn printable_name(key: &str, v: &str) -> Result<(), (String, String)> {
+            match v.chars().find(|c| c.is_control()) {
+                Some(c) => Err((
+                    key.into(),
+                    format!("holds the control character {c:?}: a name must be printable"),
+                )),
+                None => Ok(()),
+            }
+        }
         fn non_negative(key: &str, v: f64) -> Result<(), (String, String)> {
             finite(key, v)?;
             if v >= 0.0 {
@@ -625,7 +636,9 @@ impl Scenario {
                 ),
             ));
         }
+        printable_name("name", &self.name)?;
         for (i, g) in self.host.gpus.iter().enumerate() {
+            printable_name(&format!("host.gpu.{i}.kind"), &g.kind)?;
             if g.kind.trim().is_empty() || g.kind == "cpu" {
                 return Err((
                     format!("host.gpu.{i}.kind"),
@@ -721,6 +734,7 @@ impl Scenario {
             if p.name.trim().is_empty() {
                 return Err((k("name"), "must not be empty".into()));
             }
+            printable_name(&k("name"), &p.name)?;
             if self.projects[..i].iter().any(|o| o.name == p.name) {
                 return Err((k("name"), format!("project `{}` is listed twice", p.name)));
             }
@@ -810,6 +824,7 @@ impl Scenario {
             }
             for (j, a) in p.apps.iter().enumerate() {
                 let ka = |s: &str| k(&format!("app.{j}.{s}"));
+                printable_name(&ka("name"), &a.name)?;
                 if p.apps[..j].iter().any(|o| o.name == a.name) {
                     return Err((ka("name"), format!("app `{}` is listed twice", a.name)));
                 }
