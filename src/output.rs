@@ -44,7 +44,7 @@ pub fn note(line: &str) {
 fn table(header: Vec<String>) -> Table {
     let mut t = Table::new();
     t.load_preset(ASCII_MARKDOWN)
-        .set_header(header.iter().map(|h| name(h)).collect::<Vec<_>>());
+        .set_header(header.iter().map(|h| name_cell(h)).collect::<Vec<_>>());
     t
 }
 
@@ -56,6 +56,12 @@ pub fn name(s: &str) -> String {
     escape_controls(s, false)
 }
 
+/// A name in a table's cell: as [`name`], and `|` escaped (`\|`), which
+/// would otherwise end the cell of the Markdown table.
+fn name_cell(s: &str) -> String {
+    name(s).replace('|', "\\|")
+}
+
 /// A message for the terminal: control characters escaped as in [`name`],
 /// but line breaks kept (a message may have several lines).
 pub fn printable(s: &str) -> String {
@@ -63,21 +69,32 @@ pub fn printable(s: &str) -> String {
 }
 
 fn escape_controls(s: &str, keep_newlines: bool) -> String {
-    if !s
-        .chars()
-        .any(|c| c.is_control() && !(keep_newlines && c == '\n'))
-    {
+    let escaped = |c: char| (c.is_control() || invisible(c)) && !(keep_newlines && c == '\n');
+    if !s.chars().any(escaped) {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if c.is_control() && !(keep_newlines && c == '\n') {
-            out.extend(c.escape_debug());
+        if escaped(c) {
+            if c.is_control() {
+                out.extend(c.escape_debug());
+            } else {
+                out.extend(c.escape_unicode());
+            }
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// Unicode's invisible format characters that reorder or hide text on a
+/// terminal (bidirectional overrides and isolates, zero-width characters):
+/// a name holding them could show a table other than the one printed.
+fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{061C}' | '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// The file formats of `--timeline`, by extension.
@@ -253,7 +270,7 @@ pub fn run_table(r: &RunReport, spec: &PolicySpec) -> String {
     for (rname, v) in &r.resources {
         let g = |k: &str| v.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
         t.add_row(vec![
-            self::name(rname),
+            name_cell(rname),
             num(g("idleness")),
             format!("{:.4e}", g("flops_used")),
             format!("{:.4e}", g("flops_wasted")),
@@ -266,7 +283,7 @@ pub fn run_table(r: &RunReport, spec: &PolicySpec) -> String {
     header.extend(["on_time", "late", "failed", "rpcs"].map(String::from));
     let mut t = table(header);
     for p in &r.projects {
-        let mut row = vec![name(&p.name), num(p.share), num(p.flops_fraction)];
+        let mut row = vec![name_cell(&p.name), num(p.share), num(p.flops_fraction)];
         row.extend(
             rsc.iter()
                 .map(|k| num(p.usage.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0))),

@@ -369,6 +369,29 @@ fn names_with_control_characters_are_refused_and_paths_printed_escaped() {
 }
 
 #[test]
+fn a_name_cannot_break_the_table_or_reorder_the_terminal() {
+    // A `|` would end a Markdown cell; U+202E (right-to-left override) and
+    // U+200B (zero width space) would make the terminal show other text.
+    let dir = temp_dir("hostile-name-table");
+    let scn = short_scenario(&dir, "scenarios/outages.toml", |t| {
+        t.replacen("name = \"A\"", "name = \"A|fake \\u202Eevil\\u200Bx\"", 1)
+    });
+    let out = timed(vcsim(&["run", &s(&scn)])).succeeds();
+    assert!(!out.contains(['\u{202e}', '\u{200b}']), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("| A"))
+        .unwrap_or_else(|| panic!("no row of A in {out}"));
+    assert!(row.starts_with("| A\\|fake \\u{202e}evil\\u{200b}x |"), "{row}");
+    let header = out.lines().find(|l| l.starts_with("| project")).unwrap();
+    assert_eq!(
+        row.matches(" | ").count(),
+        header.matches(" | ").count(),
+        "one cell per column"
+    );
+}
+
+#[test]
 fn two_outputs_on_one_file_or_an_output_on_the_input_are_refused() {
     let dir = temp_dir("hostile-same-file");
     let scn = dir.join("base.toml");

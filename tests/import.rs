@@ -242,6 +242,40 @@ fn errors_name_file_element_and_line() {
     }
 }
 
+#[test]
+fn a_value_that_extreme_inputs_make_infinite_names_its_key_and_input() {
+    // An app version of 1e-300 FLOPS: its jobs' FLOPs, scaled to the host's
+    // speed, overflow. TOML cannot hold the result; the error says which.
+    let dir = tmp("extreme-flops");
+    copy_dir(&fixture("today"), &dir);
+    let cs = dir.join("client_state.xml");
+    let text = std::fs::read_to_string(&cs).unwrap();
+    assert!(text.contains("<flops>4e9</flops>"));
+    std::fs::write(
+        &cs,
+        text.replacen("<flops>4e9</flops>", "<flops>1e-300</flops>", 1),
+    )
+    .unwrap();
+    let e = import_path(&dir).unwrap_err();
+    let m = e.to_string();
+    assert!(m.contains("`flops_estimate` would be inf"), "{m}");
+    assert!(m.contains("the app version's <flops> at line"), "{m}");
+    assert!(m.contains("an input is out of range"), "{m}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
 /// A value each element allows but the scenario does not (a share above
 /// 10^12, a deadline a million years off) names the key, and the file and
 /// line it came from.

@@ -441,6 +441,22 @@ impl Scenario {
                 None => Ok(()),
             }
         }
+        // A job computes at its share of its devices: at least a slow
+        // device's speed, or its estimates overflow (as a slower device's would).
+        fn job_speed(key: &str, n: f64, flops: f64, what: &str) -> Result<(), (String, String)> {
+            if n * flops >= bounds::MIN_FLOPS_PER_SECOND {
+                return Ok(());
+            }
+            Err((
+                key.into(),
+                format!(
+                    "{n:e} {what} per job compute at {:e} FLOPS, less than {:e}: give at least {:e}",
+                    n * flops,
+                    bounds::MIN_FLOPS_PER_SECOND,
+                    bounds::MIN_FLOPS_PER_SECOND / flops
+                ),
+            ))
+        }
         fn non_negative(key: &str, v: f64) -> Result<(), (String, String)> {
             finite(key, v)?;
             if v >= 0.0 {
@@ -838,11 +854,25 @@ impl Scenario {
                         ),
                     ));
                 }
+                // The user's limit is the one strict cap: a wider job never runs.
+                if a.cpus > self.usable_cpus() as f64 {
+                    return Err((
+                        ka("cpus"),
+                        format!(
+                            "{} CPUs per job is more than the {} the client may use (client.max_ncpus_pct = {} of {}): its jobs could never run",
+                            a.cpus,
+                            self.usable_cpus(),
+                            self.client.max_ncpus_pct,
+                            self.host.ncpus
+                        ),
+                    ));
+                }
                 match &a.gpu {
                     None => {
                         if a.cpus <= 0.0 {
                             return Err((ka("cpus"), "a CPU app needs more than 0 CPUs".into()));
                         }
+                        job_speed(&ka("cpus"), a.cpus, self.host.cpu_flops, "CPUs")?;
                     }
                     // A project may have apps for a GPU this host lacks: the server never sends them.
                     Some(g) => {
@@ -850,6 +880,7 @@ impl Scenario {
                         // A job must fit on the host's GPUs of its kind, as
                         // a CPU job must fit on its CPUs.
                         if let Some(t) = self.host.gpus.iter().find(|t| t.kind == g.kind) {
+                            job_speed(&ka("gpu.count"), g.count, t.flops, "GPUs")?;
                             if g.count > t.count as f64 {
                                 return Err((
                                     ka("gpu.count"),
@@ -1084,6 +1115,45 @@ flops_mean = 1e12
         assert!(
             message.starts_with("more than 100000 jobs queued at the start"),
             "{message}"
+        );
+    }
+
+    /// The key and message of the error `MINIMAL`, edited, gives.
+    fn refused(edit: impl Fn(&str) -> String) -> (String, String) {
+        let e = Scenario::from_toml_str(&edit(MINIMAL), Path::new("t.toml")).unwrap_err();
+        (e.key.clone().unwrap_or_default(), e.to_string())
+    }
+
+    #[test]
+    fn a_job_too_narrow_to_compute_or_too_wide_to_ever_run_is_refused() {
+        // A job on 1e-308 CPUs computes at 1e-299 FLOPS: its estimate is
+        // infinite (the run then failed, blaming the estimator).
+        let (k, m) =
+            refused(|t| t.replace("flops_mean = 1e12", "flops_mean = 1e12\ncpus = 1e-308"));
+        assert_eq!(k, "project.0.app.0.cpus");
+        assert!(m.contains("less than 1e3: give at least 1e-6"), "{m}");
+        let (k, m) = refused(|t| {
+            t.replace(
+                "cpu_flops = 1e9",
+                "cpu_flops = 1e9\n[[host.gpu]]\nkind = \"nvidia\"\ncount = 1\nflops = 1e12",
+            )
+            .replace(
+                "flops_mean = 1e12",
+                "flops_mean = 1e12\ncpus = 0.1\ngpu = { kind = \"nvidia\", count = 1e-300 }",
+            )
+        });
+        assert_eq!(k, "project.0.app.0.gpu.count");
+        assert!(m.contains("GPUs per job compute at"), "{m}");
+        // The user's CPU limit is strict: a 2-CPU job on 1 usable CPU never runs.
+        let (k, m) = refused(|t| {
+            t.replace("ncpus = 1", "ncpus = 4")
+                .replace("flops_mean = 1e12", "flops_mean = 1e12\ncpus = 2")
+                .replace("[[project]]", "[client]\nmax_ncpus_pct = 25\n[[project]]")
+        });
+        assert_eq!(k, "project.0.app.0.cpus");
+        assert!(
+            m.contains("2 CPUs per job is more than the 1 the client may use (client.max_ncpus_pct = 25 of 4)"),
+            "{m}"
         );
     }
 

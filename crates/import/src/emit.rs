@@ -86,6 +86,40 @@ impl Section {
     }
 }
 
+impl Section {
+    /// An error naming the first value that is not a finite number (a
+    /// product or ratio of extreme inputs, `1e308` FLOPS over `1e-300`):
+    /// TOML cannot hold it, and the message says which key and input it is.
+    pub fn check_finite(&self) -> Result<(), String> {
+        fn first_bad(v: &Val) -> Option<f64> {
+            match v {
+                Val::F(x) if !x.is_finite() => Some(*x),
+                Val::Inline(kv) => kv.iter().find_map(|(_, v)| first_bad(v)),
+                _ => None,
+            }
+        }
+        for e in &self.entries {
+            if let Some(x) = first_bad(&e.val) {
+                let from = if e.note.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", e.note.replace('\n', " "))
+                };
+                return Err(format!(
+                    "{}: `{}` would be {x}{from}: an input is out of range",
+                    if self.header.is_empty() {
+                        "the top level"
+                    } else {
+                        &self.header
+                    },
+                    e.key
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 pub fn render(head: &[String], sections: &[Section]) -> String {
     let mut out = String::new();
     for h in head {

@@ -57,6 +57,7 @@ impl Out {
     /// `[[project.job]]` section, after the project it belongs to.
     pub fn push(&mut self, s: &Section) -> Result<(), String> {
         use vcsim_framework::scenario::{App, InitialJob, Project, Scheduler};
+        s.check_finite()?;
         let at = emit::render_section(&mut self.toml, s);
         let body = &self.toml[at..];
         let bad = |e: toml::de::Error| format!("{}: {}", s.header, e.message().trim());
@@ -108,6 +109,9 @@ pub(crate) fn finish(
         "Each comment says where the value came from. Written by `vcsim import`.".to_string(),
     ];
     let parse = |sections: &[Section]| -> Result<(String, Scenario), ImportError> {
+        for s in sections {
+            s.check_finite().map_err(invalid)?;
+        }
         let text = emit::render(&head, sections);
         let s = toml::from_str(&text)
             .map_err(|e: toml::de::Error| invalid(e.message().trim().to_string()))?;

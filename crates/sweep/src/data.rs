@@ -9,6 +9,17 @@ use serde::{Deserialize, Serialize};
 /// vcsim's version, written into every manifest.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The most runs one sweep process makes (a shard's, with `--shard`): each
+/// keeps a row of results in memory until the files are written, about
+/// 250 MB for a million. A larger sweep is run in shards and merged.
+pub const MAX_RUNS: u64 = 1_000_000;
+
+/// The most cells (points of the axes' product) a sweep file may have.
+/// Loading checks every cell's scenario, in every shard: beyond a million
+/// cells that alone would take minutes and gigabytes, and they are more
+/// than one process may run even once each.
+pub const MAX_CELLS: usize = 1_000_000;
+
 /// One axis: a parameter and its values, in the file's order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Axis {
@@ -41,9 +52,11 @@ pub struct Definition {
 
 impl Definition {
     /// Cells of the sweep: the product of the axes' lengths (1 without an
-    /// axis: the scenario itself).
+    /// axis: the scenario itself). Saturates: a manifest may name any axes.
     pub fn cell_count(&self) -> usize {
-        self.axes.iter().map(|a| a.values.len()).product()
+        self.axes
+            .iter()
+            .fold(1usize, |n, a| n.saturating_mul(a.values.len()))
     }
 
     /// The index of each axis's value at `cell`.

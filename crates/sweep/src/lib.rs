@@ -9,8 +9,9 @@
 //! directory); a bad sweep file is a [`SweepError`] naming the file, key and
 //! line; a run that fails is a failed row, never a lost sweep.
 //!
-//! The pieces: [`Sweep::load`] reads and checks a file and builds every
-//! cell's scenario; [`prepare_dir`] checks the output directory before the
+//! The pieces: [`Sweep::load`] reads and checks a file and every cell's
+//! scenario (keeping only whether it is valid; a cell's scenario is built
+//! again when it runs); [`prepare_dir`] checks the output directory before the
 //! first run; [`run`] runs a shard of the cells; [`write_outputs`] turns rows
 //! into the four outputs; [`merge`] joins shard directories by
 //! reading them back and calling [`write_outputs`] again, so that merged and
@@ -32,7 +33,10 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 use vcsim_framework::{input, Metrics, PolicySpec, Registry, Scenario, SimOptions};
 
-pub use data::{sha256_hex, value_label, Axis, Definition, Input, Manifest, Row, Shard, VERSION};
+pub use data::{
+    sha256_hex, value_label, Axis, Definition, Input, Manifest, Row, Shard, MAX_CELLS, MAX_RUNS,
+    VERSION,
+};
 pub use knobs::{Param, Setting};
 pub use output::{merge, prepare_dir, write_outputs, MergeError};
 
@@ -40,25 +44,36 @@ pub use output::{merge, prepare_dir, write_outputs, MergeError};
 /// policy: far more than a confidence interval needs.
 pub const MAX_REPLICATIONS: u32 = 100_000;
 
-/// The most runs one sweep process makes (a shard's, with `--shard`): each
-/// keeps a row of results in memory until the files are written, about
-/// 250 MB for a million. A larger sweep is run in shards and merged.
-pub const MAX_RUNS: u64 = 1_000_000;
+/// The cells of `cells` that `shard` holds (all of them without one).
+pub fn cells_in_shard(cells: usize, shard: Option<Shard>) -> usize {
+    match shard {
+        None => cells,
+        Some(s) if s.k > cells => 0,
+        Some(s) => (cells - s.k) / s.n + 1,
+    }
+}
 
 /// The runs a process makes of `sweep` (of `shard`'s cells, if given), or
-/// why it may not: more than [`MAX_RUNS`], with the shards it would take.
+/// why it may not: more than [`MAX_RUNS`], with the shards it would take,
+/// or more shards than cells. Counted, not built: this is cheap.
 pub fn runs_within_bound(sweep: &Sweep, shard: Option<Shard>) -> Result<u64, String> {
-    let cells = sweep
-        .cells
-        .iter()
-        .filter(|c| shard.is_none_or(|s| s.contains(c.index)))
-        .count() as u64;
-    let per_cell = sweep.specs.len() as u64 * u64::from(sweep.def.replications);
+    let all_cells = sweep.cells.len();
+    // Shards beyond the cells hold none (a job array of a fixed size may
+    // have more tasks than a small sweep has cells), but `merge` needs
+    // every one: their number is bounded as the cells are.
+    if let Some(s) = shard.filter(|s| s.n > MAX_CELLS) {
+        return Err(format!(
+            "--shard {}/{}: a sweep is cut into at most {MAX_CELLS} shards (it has at most {MAX_CELLS} cells; this one has {all_cells})",
+            s.k, s.n
+        ));
+    }
+    let cells = cells_in_shard(all_cells, shard) as u64;
+    let per_cell = (sweep.specs.len() as u64).saturating_mul(u64::from(sweep.def.replications));
     let runs = cells.saturating_mul(per_cell);
     if runs <= MAX_RUNS {
         return Ok(runs);
     }
-    let all = (sweep.cells.len() as u64).saturating_mul(per_cell);
+    let all = (all_cells as u64).saturating_mul(per_cell);
     let shards = all.div_ceil(MAX_RUNS).max(2);
     Err(format!(
         "{runs} runs ({cells} cells x {} policies x {} replications{}); one sweep process makes at most {MAX_RUNS}: run it in shards (`--shard K/{shards}` or more, then `vcsim merge`), or with fewer values or replications",
@@ -105,8 +120,9 @@ struct RawSweep {
     description: String,
     scenario: Spanned<String>,
     policies: Spanned<Vec<Spanned<String>>>,
-    replications: Option<Spanned<i64>>,
-    seed: Option<Spanned<i64>>,
+    // Read as any value, so that a wrong kind is refused naming the key.
+    replications: Option<Spanned<toml::Value>>,
+    seed: Option<Spanned<toml::Value>>,
     metrics: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     set: std::collections::BTreeMap<String, Spanned<toml::Value>>,
@@ -121,15 +137,75 @@ struct RawAxis {
     values: Spanned<Vec<Spanned<toml::Value>>>,
 }
 
-/// A point of the axes' product, with the scenario it runs (or why it
-/// cannot run: a value that makes the scenario invalid fails the cell, not
-/// the sweep).
+/// A point of the axes' product, and whether its scenario is valid (a
+/// value that makes the scenario invalid fails the cell, not the sweep).
+/// The scenario itself is built again when the cell runs
+/// ([`Sweep::cell_scenario`]): a million of them would not fit in memory.
 #[derive(Debug, Clone)]
 pub struct Cell {
     pub index: usize,
-    /// The value of each axis, as text (for the CSV files).
-    pub labels: Vec<String>,
-    pub scenario: Result<Scenario, String>,
+    /// `Err`: why the cell's scenario is invalid.
+    pub scenario: Result<(), String>,
+}
+
+/// Where a setting of a cell comes from: `[set]` (its index among the
+/// fixed settings) or an axis (the axis and the value's index).
+#[derive(Debug, Clone, Copy)]
+enum From {
+    Set(usize),
+    Axis(usize, usize),
+}
+
+/// How a cell's scenario is built: the base with the fixed settings that
+/// apply before any axis (done once), then the cell's axis values and the
+/// fixed settings that must come after them.
+#[derive(Debug, Clone)]
+struct Plan {
+    prefix: Scenario,
+    /// The other fixed settings, with their index among the fixed ones.
+    late: Vec<(usize, Setting)>,
+    axis_params: Vec<Param>,
+}
+
+impl Plan {
+    /// The scenario of cell `index`, before validation; an error names the
+    /// setting at fault (an input error, not the cell's).
+    fn build(&self, axes: &[Axis], index: usize) -> Result<Scenario, (From, knobs::Fault)> {
+        let idx = data::value_indices(axes, index);
+        let mut settings: Vec<(From, Setting)> = self
+            .late
+            .iter()
+            .map(|(i, s)| (From::Set(*i), s.clone()))
+            .collect();
+        for (a, &j) in idx.iter().enumerate() {
+            settings.push((
+                From::Axis(a, j),
+                Setting {
+                    param: self.axis_params[a].clone(),
+                    value: axes[a].values[j].clone(),
+                },
+            ));
+        }
+        let only: Vec<Setting> = settings.iter().map(|(_, s)| s.clone()).collect();
+        knobs::apply_all(&self.prefix, &only).map_err(|(i, f)| (settings[i].0, f))
+    }
+
+    /// Whether a cell's scenario is valid; the error names the cell.
+    fn check(&self, axes: &[Axis], index: usize, scn: &Scenario) -> Result<(), String> {
+        scn.validate().map_err(|(k, m)| {
+            let at: Vec<String> = axes
+                .iter()
+                .zip(data::value_indices(axes, index))
+                .map(|(a, j)| format!("{}={}", a.param, value_label(&a.values[j])))
+                .collect();
+            let at = if at.is_empty() {
+                String::new()
+            } else {
+                format!(" at {}", at.join(", "))
+            };
+            format!("the scenario{at} is invalid: key `{k}`: {m}")
+        })
+    }
 }
 
 /// A loaded, checked sweep.
@@ -145,6 +221,37 @@ pub struct Sweep {
     pub policy_lines: Vec<usize>,
     pub inputs: Vec<Input>,
     pub cells: Vec<Cell>,
+    plan: Plan,
+}
+
+/// The key written on the line of byte `at` (`KEY = ...`), under the
+/// table header above it (`[set]` gives `set.KEY`), for errors of the TOML
+/// reader that name a line but not its key (a number too large for an
+/// integer).
+fn key_at(text: &str, at: usize) -> Option<String> {
+    let at = at.min(text.len());
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or("");
+    let (k, _) = line.split_once('=')?;
+    let k = k.trim();
+    let bare = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.\"".contains(c))
+    };
+    if !bare(k) {
+        return None;
+    }
+    let table = text[..start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    Some(match table {
+        Some(t) if bare(&t) => format!("{t}.{k}"),
+        _ => k.to_string(),
+    })
 }
 
 /// Whether TOML text is a sweep file rather than a scenario: it has
@@ -164,7 +271,7 @@ pub fn is_sweep_text(text: &str) -> bool {
 
 impl Sweep {
     /// Reads a sweep file, its scenario (relative to the sweep file), and
-    /// builds every cell's scenario.
+    /// checks every cell's scenario.
     pub fn load(path: &Path) -> Result<Sweep, SweepError> {
         Sweep::load_with(path, &PolicySpec::parse)
     }
@@ -196,8 +303,23 @@ impl Sweep {
             line: span.map(line_of),
             message,
         };
-        let raw: RawSweep =
-            toml::from_str(text).map_err(|e| err("", e.span(), e.message().trim().to_string()))?;
+        let raw: RawSweep = toml::from_str(text).map_err(|e| {
+            let key = e.span().and_then(|sp| key_at(text, sp.start));
+            err(
+                key.as_deref().unwrap_or(""),
+                e.span(),
+                e.message().trim().to_string(),
+            )
+        })?;
+        // The name goes into plot titles (XML, which forbids control
+        // characters) and onto terminals.
+        if let Some(c) = raw.name.get_ref().chars().find(|c| c.is_control()) {
+            return Err(err(
+                "name",
+                Some(raw.name.span()),
+                format!("holds the control character {c:?}: a name must be printable"),
+            ));
+        }
         let dir = path.parent().unwrap_or(Path::new(""));
         let scenario_rel = raw.scenario.get_ref().clone();
         let scenario_path = dir.join(&scenario_rel);
@@ -243,10 +365,18 @@ impl Sweep {
         // Tables and plots name the policies by their labels: one each.
         vcsim_framework::registry::check_labels(&specs)
             .map_err(|(i, e)| err("policies", Some(raw.policies.get_ref()[i].span()), e))?;
+        let whole = |key: &str, v: &Spanned<toml::Value>| match v.get_ref() {
+            toml::Value::Integer(i) => Ok(*i),
+            other => Err(err(
+                key,
+                Some(v.span()),
+                format!("must be a whole number, found {other}"),
+            )),
+        };
         let replications = match &raw.replications {
             None => 1,
             Some(r) => {
-                let v = *r.get_ref();
+                let v = whole("replications", r)?;
                 if !(1..=i64::from(MAX_REPLICATIONS)).contains(&v) {
                     return Err(err(
                         "replications",
@@ -260,7 +390,7 @@ impl Sweep {
         let seed = match &raw.seed {
             None => base.seed,
             Some(s) => {
-                let v = *s.get_ref();
+                let v = whole("seed", s)?;
                 if v < 0 {
                     return Err(err(
                         "seed",
@@ -312,7 +442,7 @@ impl Sweep {
         if raw.axis.len() > 2 {
             return Err(err(
                 "axis",
-                None,
+                Some(raw.axis[2].param.span()),
                 format!(
                     "a sweep has at most two [[axis]] tables, found {}",
                     raw.axis.len()
@@ -345,9 +475,34 @@ impl Sweep {
             }
             let mut values = Vec::new();
             let mut spans = Vec::new();
+            // By label: `2` and `2.0` are one cell in the tables and plots.
+            let mut seen = std::collections::HashSet::new();
             for (j, v) in a.values.get_ref().iter().enumerate() {
-                let json = knobs::toml_to_json(v.get_ref())
-                    .map_err(|m| err(&format!("axis.{i}.values.{j}"), Some(v.span()), m))?;
+                let key = format!("axis.{i}.values.{j}");
+                let json =
+                    knobs::toml_to_json(v.get_ref()).map_err(|m| err(&key, Some(v.span()), m))?;
+                // Labels go into CSV files, plots (XML) and terminals.
+                if let Some(c) = json
+                    .as_str()
+                    .and_then(|t| t.chars().find(|c| c.is_control()))
+                {
+                    return Err(err(
+                        &key,
+                        Some(v.span()),
+                        format!("holds the control character {c:?}: a value must be printable"),
+                    ));
+                }
+                if !seen.insert(value_label(&json)) {
+                    return Err(err(
+                        &key,
+                        Some(v.span()),
+                        format!(
+                            "`{}` is listed twice in the values of `{}`: each value makes one cell",
+                            value_label(&json),
+                            a.param.get_ref()
+                        ),
+                    ));
+                }
                 values.push(json);
                 spans.push(v.span());
             }
@@ -363,71 +518,94 @@ impl Sweep {
         // Every cell's scenario: a value of the wrong kind, or a path that
         // does not exist, is an input error; a value the scenario rejects
         // fails only its cell. Without an axis there is one cell: the
-        // scenario with `[set]` applied.
-        let ncells: usize = axes.iter().map(|a| a.values.len()).product();
-        let mut cells = Vec::with_capacity(ncells);
-        for index in 0..ncells {
-            let idx = data::value_indices(&axes, index);
-            // (setting, key and span of its value, key and span of its param)
-            type Span = std::ops::Range<usize>;
-            let mut settings: Vec<(Setting, String, Span, String, Span)> = fixed
-                .iter()
-                .map(|(s, span)| {
-                    let k = format!("set.{}", s.param.name());
-                    (s.clone(), k.clone(), span.clone(), k, span.clone())
-                })
-                .collect();
-            for (a, &j) in idx.iter().enumerate() {
-                settings.push((
-                    Setting {
+        // scenario with `[set]` applied. The cells are counted before any is
+        // built, so that a product of huge axes is refused, not allocated.
+        let ncells = axes
+            .iter()
+            .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
+            .filter(|&n| n <= MAX_CELLS);
+        let Some(ncells) = ncells else {
+            let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+            return Err(err(
+                "axis",
+                axis_param_spans.last().cloned(),
+                format!(
+                    "the axes make {} cells; a sweep has at most {MAX_CELLS} (one process makes at most {MAX_RUNS} runs, and every shard reads every cell): use fewer values",
+                    sizes.join(" x ")
+                ),
+            ));
+        };
+        // The fixed settings that apply before every axis (see
+        // [`Param::order`]) are applied once, not once per cell.
+        let first_axis = axis_params
+            .iter()
+            .map(Param::order)
+            .min()
+            .unwrap_or(u8::MAX);
+        let (early, late): (Vec<usize>, Vec<usize>) =
+            (0..fixed.len()).partition(|&i| fixed[i].0.param.order() <= first_axis);
+        let early_settings: Vec<Setting> = early.iter().map(|&i| fixed[i].0.clone()).collect();
+        let fault = |from: From, f: knobs::Fault| {
+            let (s, key, span, pkey, pspan) = match from {
+                From::Set(i) => {
+                    let k = format!("set.{}", fixed[i].0.param.name());
+                    (
+                        &fixed[i].0,
+                        k.clone(),
+                        fixed[i].1.clone(),
+                        k,
+                        fixed[i].1.clone(),
+                    )
+                }
+                From::Axis(a, j) => (
+                    &Setting {
                         param: axis_params[a].clone(),
                         value: axes[a].values[j].clone(),
-                    },
+                    }
+                    .clone(),
                     format!("axis.{a}.values.{j}"),
                     axis_spans[a][j].clone(),
                     format!("axis.{a}.param"),
                     axis_param_spans[a].clone(),
-                ));
-            }
-            let only: Vec<Setting> = settings.iter().map(|(s, ..)| s.clone()).collect();
-            let scn = knobs::apply_all(&base, &only).map_err(|(i, f)| {
-                let (s, key, span, pkey, pspan) = &settings[i];
-                match f {
-                    knobs::Fault::Param(m) => err(pkey, Some(pspan.clone()), m),
-                    knobs::Fault::Value(m) => err(
-                        key,
-                        Some(span.clone()),
-                        format!("{} = {}: {m}", s.param.name(), value_label(&s.value)),
-                    ),
-                }
-            })?;
-            let labels: Vec<String> = idx
-                .iter()
-                .enumerate()
-                .map(|(a, &j)| value_label(&axes[a].values[j]))
-                .collect();
-            let scenario = match scn.validate() {
-                Ok(()) => Ok(scn),
-                Err((k, m)) => {
-                    let at: Vec<String> = axes
-                        .iter()
-                        .zip(&labels)
-                        .map(|(a, l)| format!("{}={l}", a.param))
-                        .collect();
-                    let at = if at.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" at {}", at.join(", "))
-                    };
-                    Err(format!("the scenario{at} is invalid: key `{k}`: {m}"))
-                }
+                ),
             };
-            cells.push(Cell {
+            match f {
+                knobs::Fault::Param(m) => err(&pkey, Some(pspan), m),
+                knobs::Fault::Value(m) => err(
+                    &key,
+                    Some(span),
+                    format!("{} = {}: {m}", s.param.name(), value_label(&s.value)),
+                ),
+            }
+        };
+        let prefix = knobs::apply_all(&base, &early_settings)
+            .map_err(|(i, f)| fault(From::Set(early[i]), f))?;
+        let plan = Plan {
+            prefix,
+            late: late.iter().map(|&i| (i, fixed[i].0.clone())).collect(),
+            axis_params: axis_params.clone(),
+        };
+        // Checked on every core (each scenario is dropped once checked);
+        // on one thread if the system will not start more. The first
+        // fault in cell order is reported, whatever the threads.
+        let one = |index: usize| {
+            let scn = plan.build(&axes, index)?;
+            Ok(Cell {
                 index,
-                labels,
-                scenario,
-            });
-        }
+                scenario: plan.check(&axes, index, &scn),
+            })
+        };
+        let checked: Vec<Result<Cell, (From, knobs::Fault)>> = match threads::pool(None, ncells) {
+            Ok(pool) => pool.install(|| {
+                use rayon::prelude::*;
+                (0..ncells).into_par_iter().map(one).collect()
+            }),
+            Err(_) => (0..ncells).map(one).collect(),
+        };
+        let cells = checked
+            .into_iter()
+            .collect::<Result<Vec<Cell>, _>>()
+            .map_err(|(from, f)| fault(from, f))?;
 
         let file_name = path
             .file_name()
@@ -485,7 +663,20 @@ impl Sweep {
             specs,
             inputs,
             cells,
+            plan,
         })
+    }
+
+    /// The scenario of cell `index`, or why it cannot run (as
+    /// [`Cell::scenario`] says).
+    pub fn cell_scenario(&self, index: usize) -> Result<Scenario, String> {
+        let axes = &self.def.axes;
+        let scn = self
+            .plan
+            .build(axes, index)
+            .map_err(|(_, f)| f.message().to_string())?;
+        self.plan.check(axes, index, &scn)?;
+        Ok(scn)
     }
 
     /// The seeds of the replications: seed, seed+1, ... (paired across policies).
@@ -536,10 +727,7 @@ pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Result<Vec<R
     let tasks: Vec<(usize, usize, usize)> = sweep
         .cells
         .iter()
-        .filter(|c| match opts.shard {
-            None => true,
-            Some(s) => s.contains(c.index),
-        })
+        .filter(|c| opts.shard.is_none_or(|s| s.contains(c.index)))
         .flat_map(|c| {
             let np = sweep.specs.len();
             let nr = seeds.len();
@@ -559,14 +747,21 @@ pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Result<Vec<R
         indicatif::ProgressBar::hidden()
     };
     let one = |&(c, p, r): &(usize, usize, usize)| -> Row {
-        let cell = &sweep.cells[c];
         let seed = seeds[r];
-        let outcome = match &cell.scenario {
-            Err(e) => Err(e.clone()),
+        // Built per run (microseconds, against a run's milliseconds) so
+        // that no more scenarios are in memory than there are threads.
+        // (Load checked it: it is not validated again.)
+        let outcome = match sweep.cells[c].scenario.clone().and_then(|()| {
+            sweep
+                .plan
+                .build(&sweep.def.axes, c)
+                .map_err(|(_, f)| f.message().to_string())
+        }) {
+            Err(e) => Err(e),
             Ok(scn) => {
                 let go = || {
                     vcsim_framework::run_spec(
-                        scn,
+                        &scn,
                         registry,
                         &sweep.specs[p],
                         SimOptions {
@@ -594,7 +789,7 @@ pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Result<Vec<R
         bar.inc(1);
         Row {
             cell: c,
-            labels: cell.labels.clone(),
+            labels: sweep.def.cell_labels(c),
             policy: sweep.def.policies[p].clone(),
             replication: r as u32,
             seed,

@@ -5,7 +5,7 @@
 //! which reads the shards' rows back, computes the very same summary and
 //! plots as an unsharded run.
 
-use crate::data::{label_of, sha256_hex, Definition, Manifest, Row};
+use crate::data::{label_of, sha256_hex, Definition, Manifest, Row, MAX_CELLS, MAX_RUNS};
 use crate::summary::{summarize, SummaryLine};
 use std::path::{Path, PathBuf};
 use vcsim_framework::input;
@@ -284,11 +284,15 @@ fn parse_results(def: &Definition, bytes: &[u8]) -> Result<Vec<Row>, String> {
         let replication: u32 = rec[b + 2].parse().map_err(|_| bad("replication"))?;
         let seed: u64 = rec[b + 3].parse().map_err(|_| bad("seed"))?;
         let outcome = match &rec[b + 4] {
+            // A run's metrics are finite: `nan`, `inf` or `1e999` is an
+            // edit, and would make a mean of n values that is no number.
             "ok" => Ok((0..nm)
                 .map(|k| {
                     rec[b + 5 + k]
                         .parse::<f64>()
-                        .map_err(|_| bad(Metrics::NAMES[k]))
+                        .ok()
+                        .filter(|v| v.is_finite())
+                        .ok_or_else(|| bad(Metrics::NAMES[k]))
                 })
                 .collect::<Result<Vec<f64>, _>>()?),
             "failed" => Err(rec[width - 1].to_string()),
@@ -329,6 +333,21 @@ pub fn verify(man: &Manifest, rows: &[Row], results_csv: &[u8]) -> Result<(), St
             def.cell_count()
         ));
     }
+    // Bounded before anything is allocated by them, as a sweep bounds them.
+    if man.cells > MAX_CELLS {
+        return Err(format!(
+            "manifest.json says {} cells; a sweep has at most {}",
+            man.cells, MAX_CELLS
+        ));
+    }
+    if let Some(s) = man.shard {
+        if s.k == 0 || s.k > s.n || s.n > MAX_CELLS {
+            return Err(format!(
+                "manifest.json says shard {}/{}, but a sweep is cut into 1 to {MAX_CELLS} shards, numbered from 1",
+                s.k, s.n
+            ));
+        }
+    }
     let expected: Vec<usize> = (0..man.cells)
         .filter(|&c| man.shard.is_none_or(|s| s.contains(c)))
         .collect();
@@ -351,8 +370,21 @@ pub fn verify(man: &Manifest, rows: &[Row], results_csv: &[u8]) -> Result<(), St
             man.seeds.len()
         ));
     }
+    let runs = man
+        .cell_ids
+        .len()
+        .checked_mul(np)
+        .and_then(|r| r.checked_mul(nr))
+        .filter(|&r| r as u64 <= MAX_RUNS);
+    let Some(runs) = runs else {
+        return Err(format!(
+            "manifest.json describes {} cells x {np} policies x {nr} replications; one sweep process makes at most {} runs",
+            man.cell_ids.len(),
+            MAX_RUNS
+        ));
+    };
     // seen[cell position][policy][replication]
-    let mut seen = vec![false; man.cell_ids.len() * np * nr];
+    let mut seen = vec![false; runs];
     for (i, r) in rows.iter().enumerate() {
         let line = i + 2;
         let at = |m: String| format!("results.csv:{line}: {m}");
@@ -499,19 +531,26 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Manifest, MergeError> {
         }
     }
     if let Some(k) = seen.iter().position(|s| s.is_none()) {
-        let missing: Vec<String> = seen
+        // A few are named; the rest are counted, not listed.
+        const LISTED: usize = 10;
+        let count = seen.iter().filter(|s| s.is_none()).count();
+        let mut missing: Vec<String> = seen
             .iter()
             .enumerate()
             .filter(|(_, s)| s.is_none())
+            .take(LISTED)
             .map(|(i, _)| format!("{}/{n}", i + 1))
             .collect();
+        if count > LISTED {
+            missing.push(format!("and {} more", count - LISTED));
+        }
         return Err(MergeError {
             dir: None,
             message: format!(
                 "shard {}/{n} is missing{}; make it with `vcsim sweep {} --shard {}/{n}`",
                 k + 1,
-                if missing.len() > 1 {
-                    format!(" (missing: {})", missing.join(", "))
+                if count > 1 {
+                    format!(" ({count} missing: {})", missing.join(", "))
                 } else {
                     String::new()
                 },

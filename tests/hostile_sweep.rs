@@ -1,0 +1,329 @@
+//! Hostile sweep files and shard directories: every bound holds before
+//! anything is built from it. One case per finding, each asserting the exit
+//! status, the message and that the command ends within a few seconds.
+
+mod common;
+
+use common::{temp_dir, vcsim, Run, Vcsim};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Every case ends within this (a debug build, on a loaded machine).
+const BOUND: Duration = Duration::from_secs(10);
+
+fn timed(cmd: Vcsim) -> Run {
+    let t = Instant::now();
+    let r = cmd.run();
+    let took = t.elapsed();
+    assert!(took < BOUND, "vcsim {:?} took {took:?}", r.args);
+    r
+}
+
+/// A directory with `base.toml` (the paper's base scenario) and
+/// `sweep.toml`: one policy, a run of an hour, then `rest` (its axes).
+fn sweep_dir(name: &str, rest: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    std::fs::copy(
+        common::root().join("scenarios/paper-base.toml"),
+        dir.join("base.toml"),
+    )
+    .unwrap();
+    write_sweep(&dir, "\"t\"", rest);
+    dir
+}
+
+fn write_sweep(dir: &Path, name: &str, rest: &str) {
+    std::fs::write(
+        dir.join("sweep.toml"),
+        format!(
+            "name = {name}\nscenario = \"base.toml\"\npolicies = [\"CS2_WF2_WS2_JC2\"]\n\
+             [set]\nduration_days = 0.04\n{rest}"
+        ),
+    )
+    .unwrap();
+}
+
+/// `n` distinct values from `from` by `step`, as a TOML list.
+fn values(n: usize, from: f64, step: f64) -> String {
+    let v: Vec<String> = (0..n)
+        .map(|i| format!("{}", from + i as f64 * step))
+        .collect();
+    format!("[{}]", v.join(", "))
+}
+
+// ---- The size of a sweep (findings 1 and 2) ----
+
+#[test]
+fn two_huge_axes_are_refused_before_a_cell_is_built() {
+    // 10,000 x 10,000 values in 150 KB: a hundred million cells, whose
+    // scenarios were all built first (an abort asking for 30 GB).
+    let dir = sweep_dir(
+        "hostile-sweep-huge",
+        &format!(
+            "[[axis]]\nparam = \"slack\"\nvalues = {}\n[[axis]]\nparam = \"buffer_hours\"\nvalues = {}\n",
+            values(10_000, 1.0, 0.001),
+            values(10_000, 0.1, 0.001)
+        ),
+    );
+    let needles = [
+        "sweep.toml:",
+        "key `axis`",
+        "10000 x 10000 cells",
+        "at most 1000000",
+    ];
+    timed(vcsim(&["check", "sweep.toml"]).cwd(&dir)).fails_with(2, &needles);
+    for shard in [None, Some("1/1000")] {
+        let mut args = vec!["sweep", "sweep.toml", "--out", "out"];
+        args.extend(shard.map(|s| ["--shard", s]).iter().flatten());
+        timed(vcsim(&args).cwd(&dir)).fails_with(2, &needles);
+        assert!(!dir.join("out").exists(), "nothing was written");
+    }
+}
+
+#[test]
+fn a_big_fixed_mix_is_applied_once_not_once_per_cell() {
+    // `mix = 1000` made every cell build 1000 projects and write them to
+    // JSON and back (for `duration_days`) before its own value: 2000 cells
+    // took 40 s. Now the fixed settings are applied once.
+    let dir = temp_dir("hostile-sweep-mix");
+    std::fs::copy(
+        common::root().join("scenarios/paper-base.toml"),
+        dir.join("base.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sweep.toml"),
+        format!(
+            "name = \"t\"\nscenario = \"base.toml\"\npolicies = [\"CS2_WF2_WS2_JC2\"]\n\
+             [set]\nduration_days = 0.01\nmix = 1000\n\
+             [[axis]]\nparam = \"slack\"\nvalues = {}\n",
+            values(500, 2.0, 0.01)
+        ),
+    )
+    .unwrap();
+    let r = timed(vcsim(&["check", "sweep.toml"]).cwd(&dir));
+    assert!(
+        r.succeeds()
+            .contains("valid (500 cells x 1 policies x 1 replications = 500 runs)"),
+        "{}",
+        r.stdout()
+    );
+}
+
+// ---- Shards (finding 3) ----
+
+#[test]
+fn more_shards_than_a_sweep_may_have_cells_are_refused() {
+    // `--shard 1/1000000000000` of three cells ran, and its merge then
+    // asked for 8 TB. Shards beyond the cells hold none (a job array of a
+    // fixed size), up to the bound on cells.
+    let dir = sweep_dir(
+        "hostile-sweep-shards",
+        "[[axis]]\nparam = \"slack\"\nvalues = [2, 3, 5]\n",
+    );
+    for n in ["1000001", "1000000000000"] {
+        let shard = format!("1/{n}");
+        timed(vcsim(&["sweep", "sweep.toml", "--shard", &shard, "--out", "p"]).cwd(&dir))
+            .fails_with(
+                2,
+                &[
+                    &format!("--shard 1/{n}"),
+                    "at most 1000000 shards",
+                    "this one has 3",
+                ],
+            );
+        assert!(!dir.join("p").exists(), "nothing was written");
+    }
+    timed(vcsim(&["sweep", "sweep.toml", "--shard", "4/4", "--out", "p"]).cwd(&dir)).succeeds();
+}
+
+#[test]
+fn merge_bounds_the_shard_count_of_a_manifest_before_allocating() {
+    let dir = sweep_dir(
+        "hostile-sweep-merge-n",
+        "[[axis]]\nparam = \"slack\"\nvalues = [2, 3, 5]\n",
+    );
+    timed(vcsim(&["sweep", "sweep.toml", "--shard", "1/3", "--out", "p"]).cwd(&dir)).succeeds();
+    let man = dir.join("p/manifest.json");
+    let good = std::fs::read_to_string(&man).unwrap();
+    // The shard's results are untouched (their SHA-256 still matches): only
+    // the count of shards is edited, which merge used to allocate 8 TB for.
+    let edit = |k: &str, n: &str| {
+        let edited = good
+            .replace("\"k\": 1", &format!("\"k\": {k}"))
+            .replace("\"n\": 3", &format!("\"n\": {n}"));
+        assert_ne!(edited, good);
+        std::fs::write(&man, edited).unwrap();
+        timed(vcsim(&["merge", "p", "--out", "m"]).cwd(&dir))
+    };
+    for (k, n) in [("1", "1000000000000"), ("0", "3"), ("4", "3")] {
+        edit(k, n).fails_with(
+            2,
+            &[
+                "manifest.json",
+                &format!("shard {k}/{n}"),
+                "1 to 1000000 shards",
+            ],
+        );
+    }
+    // Within the bound, the message names a few missing shards, not a
+    // million (it was 16 MB).
+    let r = edit("1", "1000000");
+    r.fails_with(2, &["shard 2/1000000 is missing", "and 999989 more"]);
+    assert!(r.stderr().len() < 1000, "{}", r.stderr());
+}
+
+#[test]
+fn merge_names_a_few_missing_shards_and_counts_the_rest() {
+    // 30 cells in 30 shards, of which one is given: the message used to
+    // list every missing shard (16 MB for a million).
+    let dir = sweep_dir(
+        "hostile-sweep-missing",
+        &format!(
+            "[[axis]]\nparam = \"slack\"\nvalues = {}\n",
+            values(30, 2.0, 1.0)
+        ),
+    );
+    timed(vcsim(&["sweep", "sweep.toml", "--shard", "1/30", "--out", "p"]).cwd(&dir)).succeeds();
+    let r = timed(vcsim(&["merge", "p", "--out", "m"]).cwd(&dir));
+    r.fails_with(
+        2,
+        &[
+            "shard 2/30 is missing",
+            "29 missing: 2/30, 3/30,",
+            "11/30, and 19 more",
+            "--shard 2/30",
+        ],
+    );
+    assert!(!r.stderr().contains("12/30"), "{}", r.stderr());
+}
+
+// ---- Control characters (finding 6) ----
+
+#[test]
+fn control_characters_in_the_name_or_a_string_value_are_refused() {
+    // They went raw into the plots' titles (invalid XML) and the CSV files.
+    let dir = sweep_dir(
+        "hostile-sweep-ctl",
+        "[[axis]]\nparam = \"slack\"\nvalues = [2, 3]\n",
+    );
+    write_sweep(
+        &dir,
+        "\"a\\u001b[2Jb\\u0007\"",
+        "[[axis]]\nparam = \"slack\"\nvalues = [2, 3]\n",
+    );
+    for cmd in ["check", "sweep"] {
+        timed(vcsim(&[cmd, "sweep.toml"]).cwd(&dir)).fails_with(
+            2,
+            &["sweep.toml:1: key `name`", "control character '\\u{1b}'"],
+        );
+    }
+    write_sweep(
+        &dir,
+        "\"t\"",
+        "[[axis]]\nparam = \"project.0.name\"\nvalues = [\"ab\", \"c\\u0007d\"]\n",
+    );
+    timed(vcsim(&["sweep", "sweep.toml", "--out", "o"]).cwd(&dir)).fails_with(
+        2,
+        &[
+            "sweep.toml:8: key `axis.0.values.1`",
+            "control character '\\u{7}'",
+        ],
+    );
+    assert!(!dir.join("o").exists(), "nothing was written");
+}
+
+// ---- Smaller faults of a sweep file (findings 8 and 9) ----
+
+#[test]
+fn a_value_repeated_on_an_axis_is_refused() {
+    let dir = sweep_dir(
+        "hostile-sweep-repeat",
+        "[[axis]]\nparam = \"slack\"\nvalues = [2, 3, 2.0]\n",
+    );
+    timed(vcsim(&["check", "sweep.toml"]).cwd(&dir)).fails_with(
+        2,
+        &[
+            "sweep.toml:8: key `axis.0.values.2`",
+            "`2` is listed twice in the values of `slack`",
+        ],
+    );
+}
+
+#[test]
+fn replications_and_seed_of_the_wrong_kind_name_their_key() {
+    let dir = sweep_dir("hostile-sweep-kinds", "");
+    for (line, key, needle) in [
+        (
+            "replications = 1.5",
+            "replications",
+            "whole number, found 1.5",
+        ),
+        ("seed = 18446744073709551615", "seed", "too large"),
+        ("seed = \"one\"", "seed", "whole number"),
+    ] {
+        let text = std::fs::read_to_string(dir.join("sweep.toml")).unwrap();
+        std::fs::write(
+            dir.join("bad.toml"),
+            text.replacen("[set]", &format!("{line}\n[set]"), 1),
+        )
+        .unwrap();
+        timed(vcsim(&["check", "bad.toml"]).cwd(&dir))
+            .fails_with(2, &[&format!("bad.toml:4: key `{key}`"), needle]);
+    }
+}
+
+#[test]
+fn a_third_axis_is_refused_at_its_line() {
+    let axis = |p: &str| format!("[[axis]]\nparam = \"{p}\"\nvalues = [1, 2]\n");
+    let dir = sweep_dir(
+        "hostile-sweep-axes",
+        &[axis("slack"), axis("buffer_hours"), axis("host.ncpus")].concat(),
+    );
+    timed(vcsim(&["check", "sweep.toml"]).cwd(&dir)).fails_with(
+        2,
+        &[
+            "sweep.toml:13: key `axis`",
+            "at most two [[axis]] tables, found 3",
+        ],
+    );
+}
+
+#[test]
+fn merge_refuses_a_metric_that_is_not_a_finite_number() {
+    // Even with the checksum recomputed, as an editor of the file would.
+    let dir = sweep_dir(
+        "hostile-sweep-nan",
+        "[[axis]]\nparam = \"slack\"\nvalues = [2, 3]\n",
+    );
+    timed(vcsim(&["sweep", "sweep.toml", "--out", "p"]).cwd(&dir)).succeeds();
+    let results = dir.join("p/results.csv");
+    let man = dir.join("p/manifest.json");
+    let good = std::fs::read_to_string(&results).unwrap();
+    let good_man = std::fs::read_to_string(&man).unwrap();
+    let sum = vcsim_sweep::sha256_hex(good.as_bytes());
+    for bad in ["nan", "inf", "1e999"] {
+        // The first metric of the first row (idleness) becomes `bad`.
+        let mut lines: Vec<String> = good.lines().map(String::from).collect();
+        let mut cols: Vec<String> = lines[1].split(',').map(String::from).collect();
+        let k = good
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .position(|h| h == "idleness")
+            .unwrap();
+        cols[k] = bad.to_string();
+        lines[1] = cols.join(",");
+        let text = lines.join("\n") + "\n";
+        std::fs::write(&results, &text).unwrap();
+        std::fs::write(
+            &man,
+            good_man.replace(&sum, &vcsim_sweep::sha256_hex(text.as_bytes())),
+        )
+        .unwrap();
+        timed(vcsim(&["merge", "p", "--out", "m"]).cwd(&dir))
+            .fails_with(2, &["results.csv:2: bad idleness", bad]);
+        assert!(!dir.join("m/manifest.json").exists(), "{bad}");
+    }
+}
