@@ -48,10 +48,36 @@ const DEFAULT_MAX_DAYS: f64 = 20.0;
 /// scenario on one core.
 const MAX_BUDGET: u64 = 10_000_000;
 
-fn check(a: &Args) -> Result<(), Failure> {
+/// The most shards a search is cut into: the bound sweeps use, so that a
+/// merge counts shards up to it and never further.
+const MAX_SHARDS: usize = vcsim_sweep::MAX_CELLS;
+
+/// Where a search's arguments came from, for its errors: the command line,
+/// or a shard's `search.json` read by `vcsim merge` (whose user gave no flag).
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Flags,
+    Manifest(&'a Path),
+}
+
+impl Source<'_> {
+    /// `--seeds`, or `DIR/search.json: key `seeds`:`.
+    fn key(self, key: &str) -> String {
+        match self {
+            Source::Flags => format!("--{key}"),
+            Source::Manifest(p) => format!("{}: key `{key}`:", p.display()),
+        }
+    }
+}
+
+fn check(a: &Args, from: Source) -> Result<(), Failure> {
     if a.policies.len() != 2 {
+        let head = match from {
+            Source::Flags => String::new(),
+            Source::Manifest(_) => format!("{} ", from.key("policies")),
+        };
         return Err(Failure::input(format!(
-            "give two policies, A then B (--policy A --policy B): the search looks for where A is worse than B; got {}",
+            "{head}give two policies, A then B (--policy A --policy B): the search looks for where A is worse than B; got {}",
             a.policies.len()
         )));
     }
@@ -61,31 +87,60 @@ fn check(a: &Args) -> Result<(), Failure> {
             .is_some_and(|r| !r.is_empty());
     if !known {
         return Err(Failure::input(format!(
-            "--metric {}: not a metric; use one of {} (or idleness.RESOURCE, like idleness.nvidia)",
+            "{} {}: not a metric; use one of {} (or idleness.RESOURCE, like idleness.nvidia)",
+            from.key("metric"),
             output::name(a.metric),
             Metrics::NAMES.join(", ")
         )));
     }
     if !(2..=1000).contains(&a.seeds) {
-        return Err(Failure::input(
-            "--seeds must be 2 to 1000: a loss counts only when its paired interval excludes zero",
-        ));
+        return Err(Failure::input(format!(
+            "{} must be 2 to 1000, found {}: a loss counts only when its paired interval excludes zero",
+            from.key("seeds"),
+            a.seeds
+        )));
     }
     let per = 2 * a.seeds as u64;
     if a.budget < per || a.budget > MAX_BUDGET {
         return Err(Failure::input(format!(
-            "--budget must be {per} to {MAX_BUDGET} runs (a point costs 2 x --seeds = {per} runs)"
+            "{} must be {per} to {MAX_BUDGET} runs, found {} (a point costs 2 x seeds = {per} runs)",
+            from.key("budget"),
+            a.budget
         )));
     }
     if let Some(d) = a.days {
         if !(d.is_finite() && (1.0..=36_500.0).contains(&d)) {
-            return Err(Failure::input("--days must be 1 to 36500"));
+            return Err(Failure::input(format!(
+                "{} must be 1 to 36500, found {d}",
+                from.key("days")
+            )));
         }
     }
     if a.jobs == Some(0) {
         return Err(Failure::input("--jobs must be at least 1"));
     }
     Ok(())
+}
+
+/// Refuses a per-resource metric (`idleness.nvidia`) that no scenario of
+/// the space can have: every point would fail, after all its runs.
+fn check_resource(a: &Args, from: Source, space: &Space) -> Result<(), Failure> {
+    let Some((_, want)) = a.metric.split_once('.') else {
+        return Ok(());
+    };
+    let have = space.resources();
+    if have.iter().any(|r| r == want) {
+        return Ok(());
+    }
+    let have: Vec<String> = have.iter().map(|r| output::name(r)).collect();
+    Err(Failure::input(format!(
+        "{} {}: no scenario of this search has the resource `{}`: the host of scenario `{}` has {} only, and a space varies numbers, so it adds no GPU",
+        from.key("metric"),
+        output::name(a.metric),
+        output::name(want),
+        output::name(&space.base.name),
+        have.join(", ")
+    )))
 }
 
 fn load_space(a: &Args) -> Result<Space, Failure> {
@@ -106,9 +161,14 @@ fn load_space(a: &Args) -> Result<Space, Failure> {
 
 /// The space (with the run length of `--days`), the policies and their
 /// registry of a search.
-fn setup(a: &Args, plugins: &[PathBuf]) -> Result<(Space, Vec<PolicySpec>, Registry), Failure> {
-    check(a)?;
+fn setup(
+    a: &Args,
+    from: Source,
+    plugins: &[PathBuf],
+) -> Result<(Space, Vec<PolicySpec>, Registry), Failure> {
+    check(a, from)?;
     let mut space = load_space(a)?;
+    check_resource(a, from, &space)?;
     let full = space.base.duration_days;
     let days = a.days.unwrap_or(full.min(DEFAULT_MAX_DAYS));
     if a.days.is_none() && days < full {
@@ -160,7 +220,13 @@ pub fn search(a: &Args, plugins: &[PathBuf]) -> Result<(), Failure> {
         .map(vcsim_sweep::Shard::parse)
         .transpose()
         .map_err(Failure::input)?;
-    let (space, specs, reg) = setup(a, plugins)?;
+    if let Some(s) = shard.filter(|s| s.n > MAX_SHARDS) {
+        return Err(Failure::input(format!(
+            "--shard {}/{}: a search is cut into at most {MAX_SHARDS} shards",
+            s.k, s.n
+        )));
+    }
+    let (space, specs, reg) = setup(a, Source::Flags, plugins)?;
     let contest = contest(a, &specs, &reg);
     let per = contest.runs_per_point();
     let budget = match shard {
@@ -239,16 +305,29 @@ pub fn merge(dirs: &[PathBuf], out: &Path, plugins: &[PathBuf]) -> Result<(), Fa
                 p.display()
             ))
         })?;
+        // A manifest is input like a flag: bounded before anything is
+        // counted or allocated by it, and its errors name this file.
+        check(&args_of(&m, out), Source::Manifest(&p))?;
+        check_shard(&m, &p)?;
         mans.push(m);
     }
-    let first = mans[0].clone();
+    let first = &mans[0];
     let n = first.shard[1];
     for (d, m) in dirs.iter().zip(&mans) {
+        if m.shard[1] != n {
+            return Err(Failure::input(format!(
+                "{}: is shard {}/{}, but {} is one of {n} shards",
+                d.display(),
+                m.shard[0],
+                m.shard[1],
+                dirs[0].display()
+            )));
+        }
         let same = Manifest {
             shard: first.shard,
             ..m.clone()
         };
-        if same != first {
+        if same != *first {
             return Err(Failure::input(format!(
                 "{}: a shard of another search (its policies, metric, seeds, budget or space differ from {}'s)",
                 d.display(),
@@ -256,27 +335,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path, plugins: &[PathBuf]) -> Result<(), Fa
             )));
         }
     }
-    let mut ks: Vec<usize> = mans.iter().map(|m| m.shard[0]).collect();
-    ks.sort_unstable();
-    if ks != (1..=n).collect::<Vec<_>>() {
-        return Err(Failure::input(format!(
-            "the search was cut into {n} shards; these are shards {ks:?}: give each once"
-        )));
-    }
-    let a = Args {
-        policies: &first.policies,
-        metric: &first.metric,
-        space: first.space.as_deref(),
-        scenario: first.scenario.as_deref(),
-        budget: first.budget,
-        seeds: first.seeds,
-        seed: first.seed,
-        days: first.days,
-        jobs: None,
-        shard: None,
-        out,
-    };
-    let (space, specs, reg) = setup(&a, plugins)?;
+    check_shard_set(dirs, &mans, n)?;
+    let a = args_of(first, out);
+    let (space, specs, reg) = setup(&a, Source::Manifest(&dirs[0].join(MANIFEST)), plugins)?;
     let contest = contest(&a, &specs, &reg);
     let mut order: Vec<usize> = (0..dirs.len()).collect();
     order.sort_by_key(|&i| mans[i].shard[0]);
@@ -309,6 +370,98 @@ pub fn merge(dirs: &[PathBuf], out: &Path, plugins: &[PathBuf]) -> Result<(), Fa
     finish(&a, &space, &contest, &found)
 }
 
+/// The arguments a shard's manifest records, as the command line gives them.
+fn args_of<'m>(m: &'m Manifest, out: &'m Path) -> Args<'m> {
+    Args {
+        policies: &m.policies,
+        metric: &m.metric,
+        space: m.space.as_deref(),
+        scenario: m.scenario.as_deref(),
+        budget: m.budget,
+        seeds: m.seeds,
+        seed: m.seed,
+        days: m.days,
+        jobs: None,
+        shard: None,
+        out,
+    }
+}
+
+/// A manifest's `shard` [K, N] within the bounds `--shard` has (its seeds
+/// and budget already checked): merge counts the shards up to N.
+fn check_shard(m: &Manifest, p: &Path) -> Result<(), Failure> {
+    let [k, n] = m.shard;
+    if k == 0 || k > n || n > MAX_SHARDS {
+        return Err(Failure::input(format!(
+            "{}: key `shard`: [{k}, {n}] is not a shard: a search is cut into 1 to {MAX_SHARDS} shards, numbered from 1",
+            p.display()
+        )));
+    }
+    let per = 2 * m.seeds as u64;
+    if m.budget / (n as u64) < per {
+        return Err(Failure::input(format!(
+            "{}: key `shard`: a budget of {} runs cut into {n} shards leaves less than one point ({per} runs) a shard",
+            p.display(),
+            m.budget
+        )));
+    }
+    Ok(())
+}
+
+/// At most ten of `items`, then how many more: a message stays short
+/// however many there are.
+fn listed(items: impl Iterator<Item = String>, count: usize) -> String {
+    const LISTED: usize = 10;
+    let mut parts: Vec<String> = items.take(LISTED).collect();
+    if count > LISTED {
+        parts.push(format!("and {} more", count - LISTED));
+    }
+    parts.join(", ")
+}
+
+/// Each of shards 1..=N given once (all are of N, N bounded). Counted on
+/// the sorted shard numbers, never by building 1..=N.
+fn check_shard_set(dirs: &[PathBuf], mans: &[Manifest], n: usize) -> Result<(), Failure> {
+    if dirs.len() > n {
+        return Err(Failure::input(format!(
+            "{} shards given, but the search was cut into {n} (see {})",
+            dirs.len(),
+            dirs[0].join(MANIFEST).display()
+        )));
+    }
+    let mut ks: Vec<(usize, &PathBuf)> = mans.iter().map(|m| m.shard[0]).zip(dirs).collect();
+    ks.sort_unstable();
+    if let Some(w) = ks.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(Failure::input(format!(
+            "shard {}/{n} is given twice ({} and {})",
+            w[0].0,
+            w[0].1.display(),
+            w[1].1.display()
+        )));
+    }
+    let count = n - ks.len();
+    if count == 0 {
+        return Ok(());
+    }
+    let given: Vec<usize> = ks.iter().map(|&(k, _)| k).collect();
+    // Sorted and distinct, so the missing ones are found by a binary search;
+    // the walk stops after the few named.
+    let mut missing = (1..=n).filter(|k| given.binary_search(k).is_err());
+    let first = missing.next().unwrap_or(n);
+    let rest = std::iter::once(first)
+        .chain(missing)
+        .map(|k| format!("{k}/{n}"));
+    Err(Failure::input(format!(
+        "the search was cut into {n} shards; these are shards [{}]: give each once; {}; make it with `vcsim search`, the same arguments and `--shard {first}/{n}`",
+        listed(given.iter().map(|k| k.to_string()), given.len()),
+        if count == 1 {
+            format!("shard {first}/{n} is missing")
+        } else {
+            format!("{count} missing: {}", listed(rest, count))
+        }
+    )))
+}
+
 /// Writes a finished search's outputs and says what it found.
 fn finish(
     a: &Args,
@@ -323,7 +476,8 @@ fn finish(
     let worst_path = a.out.join("worst.toml");
     let [la, lb] = [contest.policies[0].label(), contest.policies[1].label()];
     let evaluated = found.trail.iter().filter(|v| v.scored.is_ok()).count();
-    let failed = found.trail.len() - evaluated;
+    let tried = found.trail.len();
+    let failed = tried - evaluated;
     let mut text = String::new();
     match &found.shrunk {
         Some((i, scn)) => {
@@ -355,15 +509,30 @@ fn finish(
         None => {
             // A stale result from an earlier search must not be taken for this one's.
             let _ = std::fs::remove_file(&worst_path);
-            text.push_str(&format!(
-                "no significant loss: {la} is not worse than {lb} on {} at any of the {evaluated} points tried\n",
-                a.metric
-            ));
+            // Counted truthfully: a point that could not run says nothing
+            // of the loss, so it is not among the points "tried" for it.
+            text.push_str(&if evaluated == 0 {
+                format!(
+                    "no loss measured: none of the {tried} points tried gave a value of {} for both {la} and {lb}\n",
+                    a.metric
+                )
+            } else if failed == 0 {
+                format!(
+                    "no significant loss: {la} is not worse than {lb} on {} at any of the {evaluated} points tried\n",
+                    a.metric
+                )
+            } else {
+                format!(
+                    "no significant loss: {la} is not worse than {lb} on {} at any of the {evaluated} points measured ({tried} tried)\n",
+                    a.metric
+                )
+            });
         }
     }
-    if failed > 0 {
+    if let Some(Err(e)) = found.trail.iter().map(|v| &v.scored).find(|s| s.is_err()) {
         text.push_str(&format!(
-            "{failed} points gave no loss (an invalid scenario, a failed run or no value of the metric: see the `error` column of trail.csv)\n"
+            "{failed} of the {tried} points tried could not be measured (an invalid scenario, a failed run or no value of the metric; the first: {}): see the `error` column of trail.csv\n",
+            output::name(e)
         ));
     }
     text.push_str(&format!(

@@ -382,7 +382,10 @@ fn a_name_cannot_break_the_table_or_reorder_the_terminal() {
         .lines()
         .find(|l| l.starts_with("| A"))
         .unwrap_or_else(|| panic!("no row of A in {out}"));
-    assert!(row.starts_with("| A\\|fake \\u{202e}evil\\u{200b}x |"), "{row}");
+    assert!(
+        row.starts_with("| A\\|fake \\u{202e}evil\\u{200b}x |"),
+        "{row}"
+    );
     let header = out.lines().find(|l| l.starts_with("| project")).unwrap();
     assert_eq!(
         row.matches(" | ").count(),

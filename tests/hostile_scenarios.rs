@@ -214,3 +214,22 @@ fn a_big_host_at_the_rpc_cap_says_so_once() {
     let steps: u32 = counted.trim_end_matches(" steps in all").parse().unwrap();
     assert!(steps > 1, "{err}");
 }
+
+#[test]
+fn a_long_queue_costs_today_s_policies_and_the_gpu_fetcher_linear_time() {
+    // 5,000 jobs queued at the start, most of them missing their deadlines:
+    // today's simulation (`cs3`, `wf3`) walked each project's whole list at
+    // every simulated completion, and the GPU fetcher simulated every step;
+    // 2 days took minutes at 100,000 jobs. Each run must end in the bound.
+    let jobs = "[[project.job]]\napp = \"main\"\ndeadline_days = 1\n".repeat(5000);
+    let text = BASE.replacen("duration_days = 0.5", "duration_days = 2", 1) + &jobs;
+    let path = temp_dir("hostile-long-queue").join("s.toml");
+    std::fs::write(&path, text).unwrap();
+    for policy in ["CS3_WF3_WS3_JC3", "cpu=cs2,fetch=gpu,send=gpu,estimate=jc2"] {
+        let start = Instant::now();
+        let r = vcsim(&["run", path.to_str().unwrap(), "--policy", policy]).run();
+        let took = start.elapsed();
+        assert_eq!(r.status(), 0, "{policy}: {}", r.stderr());
+        assert!(took < Duration::from_secs(10), "{policy}: took {took:?}");
+    }
+}

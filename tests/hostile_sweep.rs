@@ -327,3 +327,198 @@ fn merge_refuses_a_metric_that_is_not_a_finite_number() {
         assert!(!dir.join("m/manifest.json").exists(), "{bad}");
     }
 }
+
+// ---- Search shards and metrics (findings 3, 8 and 9) ----
+
+/// A directory with `base.toml` (the paper's base scenario, no GPU) and
+/// `space.toml` (slack 1 to 3 around it).
+fn search_dir(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    std::fs::copy(
+        common::root().join("scenarios/paper-base.toml"),
+        dir.join("base.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("space.toml"),
+        "name = \"s\"\nscenario = \"base.toml\"\n[vary]\nslack = [1.0, 3.0]\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// `vcsim search` of policy A against CS2 on `metric` in `space.toml`: two
+/// points of 1-day runs on two seeds, then `rest`.
+fn small_search<'a>(a: &'a str, metric: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "search",
+        "--policy",
+        a,
+        "--policy",
+        "CS2",
+        "--metric",
+        metric,
+        "--space",
+        "space.toml",
+        "--budget",
+        "8",
+        "--seeds",
+        "2",
+        "--days",
+        "1",
+    ];
+    args.extend_from_slice(rest);
+    args
+}
+
+/// A search shard 1/1 in `DIR/sq`, its `search.json` kept as `DIR/good.json`.
+fn search_shard(name: &str) -> PathBuf {
+    let dir = search_dir(name);
+    timed(
+        vcsim(&small_search(
+            "CS1",
+            "waste",
+            &["--shard", "1/1", "--out", "sq"],
+        ))
+        .cwd(&dir),
+    )
+    .succeeds();
+    std::fs::copy(dir.join("sq/search.json"), dir.join("good.json")).unwrap();
+    dir
+}
+
+/// `vcsim merge sq` after its `search.json` is the good one with `edit`.
+fn merge_edited(dir: &Path, edit: impl Fn(&mut serde_json::Value)) -> Run {
+    let good = std::fs::read_to_string(dir.join("good.json")).unwrap();
+    let mut m: serde_json::Value = serde_json::from_str(&good).unwrap();
+    edit(&mut m);
+    std::fs::write(dir.join("sq/search.json"), m.to_string()).unwrap();
+    timed(vcsim(&["merge", "sq", "--out", "m"]).cwd(dir))
+}
+
+#[test]
+fn merge_bounds_the_shard_count_of_a_search_manifest_before_allocating() {
+    // `"shard": [1, 1000000000000]` made merge build 1..=N: 8 TB, exit 134.
+    let dir = search_shard("hostile-search-merge-n");
+    for [k, n] in [[1, 1_000_000_000_000u64], [0, 1], [2, 1], [1, 1_000_001]] {
+        merge_edited(&dir, |m| m["shard"] = serde_json::json!([k, n])).fails_with(
+            2,
+            &[
+                "sq/search.json: key `shard`",
+                &format!("[{k}, {n}] is not a shard"),
+                "1 to 1000000 shards",
+            ],
+        );
+    }
+    // Within the bound, a few missing shards are named and the rest counted.
+    let r = merge_edited(&dir, |m| {
+        m["shard"] = serde_json::json!([1, 1_000_000]);
+        m["budget"] = serde_json::json!(10_000_000);
+    });
+    r.fails_with(
+        2,
+        &[
+            "cut into 1000000 shards; these are shards [1]",
+            "999999 missing: 2/1000000, 3/1000000,",
+            "11/1000000, and 999989 more",
+            "--shard 2/1000000",
+        ],
+    );
+    assert!(r.stderr().len() < 1000, "{}", r.stderr());
+    assert!(!dir.join("m").exists(), "nothing was written");
+    // `search --shard` has the same bound, so that its shards can be merged.
+    timed(
+        vcsim(&[
+            "search",
+            "--policy",
+            "CS1",
+            "--policy",
+            "CS2",
+            "--metric",
+            "waste",
+            "--space",
+            "space.toml",
+            "--budget",
+            "10000000",
+            "--seeds",
+            "2",
+            "--shard",
+            "1/1000001",
+            "--out",
+            "p",
+        ])
+        .cwd(&dir),
+    )
+    .fails_with(2, &["--shard 1/1000001", "at most 1000000 shards"]);
+}
+
+#[test]
+fn merge_names_the_search_manifest_and_key_of_a_bad_value() {
+    // These said `--seeds must be 2 to 1000`, a flag the user never gave.
+    let dir = search_shard("hostile-search-merge-keys");
+    for (key, value, needle) in [
+        ("seeds", serde_json::json!(0), "must be 2 to 1000, found 0"),
+        (
+            "days",
+            serde_json::json!(0.0),
+            "must be 1 to 36500, found 0",
+        ),
+        (
+            "budget",
+            serde_json::json!(0),
+            "must be 4 to 10000000 runs, found 0",
+        ),
+    ] {
+        let r = merge_edited(&dir, |m| m[key] = value.clone());
+        r.fails_with(2, &[&format!("sq/search.json: key `{key}`: {needle}")]);
+        assert!(!r.stderr().contains(&format!("--{key}")), "{}", r.stderr());
+    }
+}
+
+#[test]
+fn a_metric_of_a_resource_no_host_of_the_space_has_is_refused() {
+    // It ran every point, each failing with "the run has no metric", then
+    // said it found nothing "at any of the 0 points tried".
+    let dir = search_dir("hostile-search-resource");
+    let r = timed(vcsim(&small_search("CS1", "idleness.nvidia", &["--out", "o"])).cwd(&dir));
+    r.fails_with(
+        2,
+        &[
+            "--metric idleness.nvidia: no scenario of this search has the resource `nvidia`",
+            "`paper-base` has cpu only",
+        ],
+    );
+    assert!(!dir.join("o").exists(), "nothing was run");
+    timed(vcsim(&small_search("CS1", "idleness.cpu", &["--out", "o"])).cwd(&dir)).succeeds();
+    // A shard's manifest edited to such a metric is refused by merge, by key.
+    let dir = search_shard("hostile-search-resource-merge");
+    merge_edited(&dir, |m| m["metric"] = serde_json::json!("idleness.nvidia")).fails_with(
+        2,
+        &["sq/search.json: key `metric`: idleness.nvidia: no scenario"],
+    );
+}
+
+#[test]
+fn a_search_whose_points_all_fail_does_not_count_them_as_tried_for_a_loss() {
+    // A policy whose script always fails: every point is tried, none gives
+    // a loss, and the summary says so rather than "0 points tried".
+    let dir = search_dir("hostile-search-all-fail");
+    let cs2 = std::fs::read_to_string(common::root().join("policies/cs2.rhai")).unwrap();
+    let bad = cs2.replacen(
+        "fn schedule(v) {\n",
+        "fn schedule(v) {\n    throw \"planted failure\";\n",
+        1,
+    );
+    assert_ne!(bad, cs2, "policies/cs2.rhai has no `fn schedule(v)`");
+    std::fs::write(dir.join("bad.rhai"), bad).unwrap();
+    let r = timed(vcsim(&small_search("cpu=bad.rhai", "waste", &["--out", "o"])).cwd(&dir));
+    let text = r.succeeds();
+    for needle in [
+        "no loss measured: none of the 2 points tried gave a value of waste",
+        "2 of the 2 points tried could not be measured",
+        "planted failure",
+    ] {
+        assert!(text.contains(needle), "lacks {needle:?}: {text}");
+    }
+    assert!(!text.contains("0 points tried"), "{text}");
+}

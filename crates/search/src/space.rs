@@ -149,6 +149,16 @@ impl Space {
             dims,
         }
     }
+
+    /// The resources any scenario of the space can have: the CPU, then the
+    /// base host's GPU kinds. Exact, not a guess: a range takes numbers
+    /// (never a GPU's kind), a dotted path sets only an entry the base
+    /// already has, and shrinking only removes GPUs.
+    pub fn resources(&self) -> Vec<String> {
+        std::iter::once("cpu".to_string())
+            .chain(self.base.host.gpus.iter().map(|g| g.kind.clone()))
+            .collect()
+    }
 }
 
 fn range_of(v: &toml::Value) -> Result<Range, String> {
