@@ -415,27 +415,33 @@ impl Scenario {
     pub fn validate(&self) -> Result<(), (String, String)> {
         // (A value derived by a knob or an import may overflow to infinity:
         // the message says what is wrong with it, not only the range.)
-        fn finite(key: &str, v: f64) -> Result<(), (String, String)> {
+        fn finite(key: impl std::fmt::Display, v: f64) -> Result<(), (String, String)> {
             if v.is_finite() {
                 Ok(())
             } else {
-                Err((key.into(), format!("must be a finite number, found {v}")))
+                Err((
+                    key.to_string(),
+                    format!("must be a finite number, found {v}"),
+                ))
             }
         }
-        fn positive(key: &str, v: f64) -> Result<(), (String, String)> {
-            finite(key, v)?;
+        fn positive(key: impl std::fmt::Display, v: f64) -> Result<(), (String, String)> {
+            finite(&key, v)?;
             if v > 0.0 {
                 Ok(())
             } else {
-                Err((key.into(), format!("must be a positive number, found {v}")))
+                Err((
+                    key.to_string(),
+                    format!("must be a positive number, found {v}"),
+                ))
             }
         }
         // A name goes to terminals, CSV files and SVG plots, where a control
         // character would act (clear a screen) or break the file.
-        fn printable_name(key: &str, v: &str) -> Result<(), (String, String)> {
+        fn printable_name(key: impl std::fmt::Display, v: &str) -> Result<(), (String, String)> {
             match v.chars().find(|c| c.is_control()) {
                 Some(c) => Err((
-                    key.into(),
+                    key.to_string(),
                     format!("holds the control character {c:?}: a name must be printable"),
                 )),
                 None => Ok(()),
@@ -443,12 +449,17 @@ impl Scenario {
         }
         // A job computes at its share of its devices: at least a slow
         // device's speed, or its estimates overflow (as a slower device's would).
-        fn job_speed(key: &str, n: f64, flops: f64, what: &str) -> Result<(), (String, String)> {
+        fn job_speed(
+            key: impl std::fmt::Display,
+            n: f64,
+            flops: f64,
+            what: &str,
+        ) -> Result<(), (String, String)> {
             if n * flops >= bounds::MIN_FLOPS_PER_SECOND {
                 return Ok(());
             }
             Err((
-                key.into(),
+                key.to_string(),
                 format!(
                     "{n:e} {what} per job compute at {:e} FLOPS, less than {:e}: give at least {:e}",
                     n * flops,
@@ -457,25 +468,34 @@ impl Scenario {
                 ),
             ))
         }
-        fn non_negative(key: &str, v: f64) -> Result<(), (String, String)> {
-            finite(key, v)?;
+        fn non_negative(key: impl std::fmt::Display, v: f64) -> Result<(), (String, String)> {
+            finite(&key, v)?;
             if v >= 0.0 {
                 Ok(())
             } else {
-                Err((key.into(), format!("must be zero or more, found {v}")))
+                Err((key.to_string(), format!("must be zero or more, found {v}")))
             }
         }
-        fn fraction(key: &str, v: f64, allow_zero: bool) -> Result<(), (String, String)> {
+        fn fraction(
+            key: impl std::fmt::Display,
+            v: f64,
+            allow_zero: bool,
+        ) -> Result<(), (String, String)> {
             if v.is_finite() && v <= 1.0 && (v > 0.0 || (allow_zero && v == 0.0)) {
                 Ok(())
             } else {
                 Err((
-                    key.into(),
+                    key.to_string(),
                     format!("must be a fraction in (0, 1], found {v}"),
                 ))
             }
         }
-        fn at_most(key: &str, v: f64, max: f64, unit: &str) -> Result<(), (String, String)> {
+        fn at_most(
+            key: impl std::fmt::Display,
+            v: f64,
+            max: f64,
+            unit: &str,
+        ) -> Result<(), (String, String)> {
             if v <= max {
                 Ok(())
             } else {
@@ -485,17 +505,22 @@ impl Scenario {
                     format!(" {unit}")
                 };
                 Err((
-                    key.into(),
+                    key.to_string(),
                     format!("must be at most {max:e}{unit}, found {v:e}"),
                 ))
             }
         }
-        fn at_least(key: &str, v: f64, min: f64, unit: &str) -> Result<(), (String, String)> {
+        fn at_least(
+            key: impl std::fmt::Display,
+            v: f64,
+            min: f64,
+            unit: &str,
+        ) -> Result<(), (String, String)> {
             if v >= min {
                 Ok(())
             } else {
                 Err((
-                    key.into(),
+                    key.to_string(),
                     format!(
                         "is {} {}; it must be at least {} {unit}",
                         num(v),
@@ -506,15 +531,20 @@ impl Scenario {
             }
         }
         // A span of time, so that times built from it stay finite.
-        fn span(key: &str, v: f64, per_day: f64, unit: &str) -> Result<(), (String, String)> {
-            at_most(key, v.abs(), bounds::MAX_SPAN_DAYS * per_day, unit)
+        fn span(
+            key: impl std::fmt::Display,
+            v: f64,
+            per_day: f64,
+            unit: &str,
+        ) -> Result<(), (String, String)> {
+            at_most(&key, v.abs(), bounds::MAX_SPAN_DAYS * per_day, unit)
         }
-        fn priority(key: &str, v: u8) -> Result<(), (String, String)> {
+        fn priority(key: impl std::fmt::Display, v: u8) -> Result<(), (String, String)> {
             if (1..=5).contains(&v) {
                 Ok(())
             } else {
                 Err((
-                    key.into(),
+                    key.to_string(),
                     format!("must be a priority from 1 (P_LOW) to 5 (P_HIGH), found {v}"),
                 ))
             }
@@ -654,7 +684,7 @@ impl Scenario {
         }
         printable_name("name", &self.name)?;
         for (i, g) in self.host.gpus.iter().enumerate() {
-            printable_name(&format!("host.gpu.{i}.kind"), &g.kind)?;
+            printable_name(format!("host.gpu.{i}.kind"), &g.kind)?;
             if g.kind.trim().is_empty() || g.kind == "cpu" {
                 return Err((
                     format!("host.gpu.{i}.kind"),
@@ -680,15 +710,15 @@ impl Scenario {
                     ),
                 ));
             }
-            positive(&format!("host.gpu.{i}.flops"), g.flops)?;
+            positive(format!("host.gpu.{i}.flops"), g.flops)?;
             at_least(
-                &format!("host.gpu.{i}.flops"),
+                format!("host.gpu.{i}.flops"),
                 g.flops,
                 bounds::MIN_FLOPS_PER_SECOND,
                 "FLOPS",
             )?;
             at_most(
-                &format!("host.gpu.{i}.flops"),
+                format!("host.gpu.{i}.flops"),
                 g.flops,
                 bounds::MAX_FLOPS_PER_SECOND,
                 "FLOPS",
@@ -745,26 +775,31 @@ impl Scenario {
                 ));
             }
         }
+        // Names seen so far: a pairwise test was quadratic in the projects.
+        let mut names = std::collections::HashSet::with_capacity(self.projects.len());
         for (i, p) in self.projects.iter().enumerate() {
             let k = |s: &str| format!("project.{i}.{s}");
+            // Written only if an error needs it: a scenario of 1,000
+            // projects or 100,000 jobs has many keys to check.
+            let lk = |s: &'static str| LazyKey(move |f| write!(f, "project.{i}.{s}"));
             if p.name.trim().is_empty() {
                 return Err((k("name"), "must not be empty".into()));
             }
-            printable_name(&k("name"), &p.name)?;
-            if self.projects[..i].iter().any(|o| o.name == p.name) {
+            printable_name(lk("name"), &p.name)?;
+            if !names.insert(p.name.as_str()) {
                 return Err((k("name"), format!("project `{}` is listed twice", p.name)));
             }
-            positive(&k("resource_share"), p.resource_share)?;
+            positive(lk("resource_share"), p.resource_share)?;
             // Shares far apart in magnitude make fractions meaningless.
             at_most(
-                &k("resource_share"),
+                lk("resource_share"),
                 p.resource_share,
                 bounds::MAX_SHARE,
                 "",
             )?;
-            positive(&k("latency_bound_days"), p.latency_bound_days)?;
+            positive(lk("latency_bound_days"), p.latency_bound_days)?;
             at_least(
-                &k("latency_bound_days"),
+                lk("latency_bound_days"),
                 p.latency_bound_days * 86400.0,
                 self.step_seconds,
                 "seconds (one step): a job's deadline would fall within the step it arrives in",
@@ -784,49 +819,49 @@ impl Scenario {
                     format!("0: the servers of project `{}` are never up, so it could never be contacted (remove the project instead)", p.name),
                 ));
             }
-            fraction(&k("availability.fraction"), p.availability.fraction, true)?;
+            fraction(lk("availability.fraction"), p.availability.fraction, true)?;
             positive(
-                &k("availability.mean_up_hours"),
+                lk("availability.mean_up_hours"),
                 p.availability.mean_up_hours,
             )?;
             at_least(
-                &k("availability.mean_up_hours"),
+                lk("availability.mean_up_hours"),
                 p.availability.mean_up_hours * 3600.0,
                 self.step_seconds,
                 "seconds (one step)",
             )?;
-            non_negative(&k("request_delay_seconds"), p.request_delay_seconds)?;
+            non_negative(lk("request_delay_seconds"), p.request_delay_seconds)?;
             span(
-                &k("request_delay_seconds"),
+                lk("request_delay_seconds"),
                 p.request_delay_seconds,
                 86400.0,
                 "seconds",
             )?;
-            span(&k("latency_bound_days"), p.latency_bound_days, 1.0, "days")?;
+            span(lk("latency_bound_days"), p.latency_bound_days, 1.0, "days")?;
             span(
-                &k("availability.mean_up_hours"),
+                lk("availability.mean_up_hours"),
                 p.availability.mean_up_hours,
                 24.0,
                 "hours",
             )?;
             for (j, s) in p.schedulers.iter().enumerate() {
                 fraction(
-                    &k(&format!("scheduler.{j}.availability.fraction")),
+                    k(&format!("scheduler.{j}.availability.fraction")),
                     s.availability.fraction,
                     true,
                 )?;
                 positive(
-                    &k(&format!("scheduler.{j}.availability.mean_up_hours")),
+                    k(&format!("scheduler.{j}.availability.mean_up_hours")),
                     s.availability.mean_up_hours,
                 )?;
                 span(
-                    &k(&format!("scheduler.{j}.availability.mean_up_hours")),
+                    k(&format!("scheduler.{j}.availability.mean_up_hours")),
                     s.availability.mean_up_hours,
                     24.0,
                     "hours",
                 )?;
                 at_least(
-                    &k(&format!("scheduler.{j}.availability.mean_up_hours")),
+                    k(&format!("scheduler.{j}.availability.mean_up_hours")),
                     s.availability.mean_up_hours * 3600.0,
                     self.step_seconds,
                     "seconds (one step)",
@@ -840,11 +875,12 @@ impl Scenario {
             }
             for (j, a) in p.apps.iter().enumerate() {
                 let ka = |s: &str| k(&format!("app.{j}.{s}"));
-                printable_name(&ka("name"), &a.name)?;
+                let lka = |s: &'static str| LazyKey(move |f| write!(f, "project.{i}.app.{j}.{s}"));
+                printable_name(lka("name"), &a.name)?;
                 if p.apps[..j].iter().any(|o| o.name == a.name) {
                     return Err((ka("name"), format!("app `{}` is listed twice", a.name)));
                 }
-                non_negative(&ka("cpus"), a.cpus)?;
+                non_negative(lka("cpus"), a.cpus)?;
                 if a.cpus > self.host.ncpus as f64 {
                     return Err((
                         ka("cpus"),
@@ -872,15 +908,15 @@ impl Scenario {
                         if a.cpus <= 0.0 {
                             return Err((ka("cpus"), "a CPU app needs more than 0 CPUs".into()));
                         }
-                        job_speed(&ka("cpus"), a.cpus, self.host.cpu_flops, "CPUs")?;
+                        job_speed(lka("cpus"), a.cpus, self.host.cpu_flops, "CPUs")?;
                     }
                     // A project may have apps for a GPU this host lacks: the server never sends them.
                     Some(g) => {
-                        positive(&ka("gpu.count"), g.count)?;
+                        positive(lka("gpu.count"), g.count)?;
                         // A job must fit on the host's GPUs of its kind, as
                         // a CPU job must fit on its CPUs.
                         if let Some(t) = self.host.gpus.iter().find(|t| t.kind == g.kind) {
-                            job_speed(&ka("gpu.count"), g.count, t.flops, "GPUs")?;
+                            job_speed(lka("gpu.count"), g.count, t.flops, "GPUs")?;
                             if g.count > t.count as f64 {
                                 return Err((
                                     ka("gpu.count"),
@@ -893,28 +929,28 @@ impl Scenario {
                         }
                     }
                 }
-                positive(&ka("flops_estimate"), a.flops_estimate)?;
-                positive(&ka("flops_mean"), a.flops_mean)?;
-                non_negative(&ka("flops_stddev"), a.flops_stddev)?;
-                non_negative(&ka("input_mb"), a.input_mb)?;
-                non_negative(&ka("output_mb"), a.output_mb)?;
-                non_negative(&ka("weight"), a.weight)?;
+                positive(lka("flops_estimate"), a.flops_estimate)?;
+                positive(lka("flops_mean"), a.flops_mean)?;
+                non_negative(lka("flops_stddev"), a.flops_stddev)?;
+                non_negative(lka("input_mb"), a.input_mb)?;
+                non_negative(lka("output_mb"), a.output_mb)?;
+                non_negative(lka("weight"), a.weight)?;
                 if !(0.0..1.0).contains(&a.failure_fraction) {
                     return Err((
                         ka("failure_fraction"),
                         format!("must be in [0, 1), found {}", a.failure_fraction),
                     ));
                 }
-                priority(&ka("sticky_priority"), a.sticky_priority)?;
-                positive(&ka("sticky_expiry_days"), a.sticky_expiry_days)?;
-                span(&ka("sticky_expiry_days"), a.sticky_expiry_days, 1.0, "days")?;
+                priority(lka("sticky_priority"), a.sticky_priority)?;
+                positive(lka("sticky_expiry_days"), a.sticky_expiry_days)?;
+                span(lka("sticky_expiry_days"), a.sticky_expiry_days, 1.0, "days")?;
                 if let Some(d) = a.latency_bound_days {
-                    span(&ka("latency_bound_days"), d, 1.0, "days")?;
+                    span(lka("latency_bound_days"), d, 1.0, "days")?;
                 }
                 if let Some(d) = a.latency_bound_days {
-                    positive(&ka("latency_bound_days"), d)?;
+                    positive(lka("latency_bound_days"), d)?;
                     at_least(
-                        &ka("latency_bound_days"),
+                        lka("latency_bound_days"),
                         d * 86400.0,
                         self.step_seconds,
                         "seconds (one step): a job's deadline would fall within the step it arrives in",
@@ -925,23 +961,24 @@ impl Scenario {
                     ("flops_mean", a.flops_mean),
                     ("flops_stddev", a.flops_stddev),
                 ] {
-                    at_most(&ka(key), v, bounds::MAX_JOB_FLOPS, "FLOPs")?;
+                    at_most(ka(key), v, bounds::MAX_JOB_FLOPS, "FLOPs")?;
                 }
             }
             for (j, f) in p.sticky.iter().enumerate() {
                 let kf = |s: &str| k(&format!("sticky.{j}.{s}"));
-                non_negative(&kf("size_mb"), f.size_mb)?;
-                priority(&kf("priority"), f.priority)?;
-                positive(&kf("expiry_days"), f.expiry_days)?;
-                non_negative(&kf("age_days"), f.age_days)?;
-                span(&kf("expiry_days"), f.expiry_days, 1.0, "days")?;
-                span(&kf("age_days"), f.age_days, 1.0, "days")?;
+                non_negative(kf("size_mb"), f.size_mb)?;
+                priority(kf("priority"), f.priority)?;
+                positive(kf("expiry_days"), f.expiry_days)?;
+                non_negative(kf("age_days"), f.age_days)?;
+                span(kf("expiry_days"), f.expiry_days, 1.0, "days")?;
+                span(kf("age_days"), f.age_days, 1.0, "days")?;
             }
             if p.apps.iter().all(|a| a.weight == 0.0) {
                 return Err((k("app"), "at least one app needs a positive weight".into()));
             }
             for (j, job) in p.jobs.iter().enumerate() {
                 let kj = |s: &str| k(&format!("job.{j}.{s}"));
+                let lkj = |s: &'static str| LazyKey(move |f| write!(f, "project.{i}.job.{j}.{s}"));
                 if !p.apps.iter().any(|a| a.name == job.app) {
                     return Err((
                         kj("app"),
@@ -949,15 +986,15 @@ impl Scenario {
                     ));
                 }
                 if let Some(f) = job.flops_estimate {
-                    positive(&kj("flops_estimate"), f)?;
+                    positive(lkj("flops_estimate"), f)?;
                 }
                 if let Some(f) = job.flops {
-                    positive(&kj("flops"), f)?;
+                    positive(lkj("flops"), f)?;
                 }
                 if !job.deadline_days.is_finite() {
                     return Err((kj("deadline_days"), "must be a number".into()));
                 }
-                span(&kj("deadline_days"), job.deadline_days, 1.0, "days")?;
+                span(lkj("deadline_days"), job.deadline_days, 1.0, "days")?;
                 if !(0.0..1.0).contains(&job.fraction_done) {
                     return Err((
                         kj("fraction_done"),
@@ -972,6 +1009,16 @@ impl Scenario {
     /// Usable CPUs: BOINC's `max_ncpus_pct` applied to the host, at least one.
     pub fn usable_cpus(&self) -> u32 {
         ((self.host.ncpus as f64 * self.client.max_ncpus_pct / 100.0).floor() as u32).max(1)
+    }
+}
+
+/// A `Display` written by a closure: `validate`'s keys, formatted only
+/// when an error names one.
+struct LazyKey<F: Fn(&mut std::fmt::Formatter<'_>) -> std::fmt::Result>(F);
+
+impl<F: Fn(&mut std::fmt::Formatter<'_>) -> std::fmt::Result> std::fmt::Display for LazyKey<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (self.0)(f)
     }
 }
 
