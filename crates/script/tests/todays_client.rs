@@ -252,6 +252,7 @@ fn a_send_script_reads_the_delay_and_the_on_fraction() {
         on_fraction: 0.75,
         workload: &[],
         free_bytes: [1e12; 3],
+        explaining: false,
     };
     let cand = Candidate {
         app: 1,

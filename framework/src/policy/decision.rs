@@ -161,6 +161,9 @@ pub struct ServerRequest<'a> {
     /// Free disk space: free; free if offenders' files were deleted; free if
     /// this project's were deleted too.
     pub free_bytes: [f64; 3],
+    /// The run explains: `explain_verdict` is asked after each verdict (a
+    /// sender has no view to ask `View::explaining`).
+    pub explaining: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -177,6 +177,7 @@ impl Simulation {
             on_fraction,
             workload: &workload,
             free_bytes: free,
+            explaining: self.explaining(),
         };
         // With an enforcing disk manager the server makes passes against the
         // three free-space amounts: the next only when the last sent nothing

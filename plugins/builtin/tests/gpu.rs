@@ -250,6 +250,7 @@ fn the_server_sends_only_what_each_resource_asks_for() {
         on_fraction: 1.0,
         workload: &workload,
         free_bytes: [1e12; 3],
+        explaining: false,
     };
     let cpu = Candidate {
         app: 0,

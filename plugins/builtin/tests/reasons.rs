@@ -160,6 +160,7 @@ fn ws2_verdict(cand_seconds: f64, cand_deadline: f64) -> (Verdict, Reason) {
         on_fraction: 1.0,
         workload: &workload,
         free_bytes: [1e12; 3],
+        explaining: true,
     };
     let cand = Candidate {
         app: 0,

@@ -153,6 +153,7 @@ fn the_emulators_server_sends_while_the_reply_alone_meets_the_latency_bound() {
         on_fraction: 1.0,
         workload: &[],
         free_bytes: [1e12; 3],
+        explaining: false,
     };
     let cand = Candidate {
         app: 0,

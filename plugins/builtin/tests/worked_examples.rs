@@ -172,6 +172,7 @@ fn ws2_on(workload_deadline: f64, cand_seconds: f64, cand_deadline: f64) -> bool
         on_fraction: 1.0,
         workload: &workload,
         free_bytes: [1e12; 3],
+        explaining: false,
     };
     let cand = Candidate {
         app: 0,

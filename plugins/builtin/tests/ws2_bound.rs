@@ -83,6 +83,7 @@ fn both(c: &Case) -> (bool, bool) {
         on_fraction: 1.0,
         workload: &workload,
         free_bytes: [1e12; 3],
+        explaining: false,
     };
     let sent: Vec<Candidate> = c.sent.iter().map(|&j| candidate(j)).collect();
     let cand = candidate(c.cand);

@@ -1297,10 +1297,10 @@ impl WorkSender for SendAdapter {
         cand: &Candidate,
     ) -> PolicyResult<Verdict> {
         self.verdict = None;
-        // The server sees no view: a verdict's reason is always offered room.
+        // The server sees no view: the request says whether the run explains.
         let mut rb = self
             .reasons
-            .offer(self.inst.who.minor, abi::REASON_MIN_CAP, true);
+            .offer(self.inst.who.minor, abi::REASON_MIN_CAP, req.explaining);
         rsc_of(&mut self.rsc, req.host, |_| f64::NAN);
         self.request.clear();
         self.request.extend(req.request.rsc.iter().map(rsc_req));
@@ -2085,6 +2085,7 @@ flops_mean = 3.6e12
             on_fraction: 0.75,
             workload: &[],
             free_bytes: [1e12; 3],
+            explaining: false,
         };
         let cand = Candidate {
             app: 0,
@@ -2129,6 +2130,8 @@ flops_mean = 3.6e12
             on_fraction: 1.0,
             workload: &[],
             free_bytes: [1e12; 3],
+            // (An explained run's: the sender is offered room for reasons.)
+            explaining: true,
         }
     }
 
@@ -2209,6 +2212,13 @@ flops_mean = 3.6e12
                 ws.explain_verdict(&sreq, &[], &c, Verdict::Stop).unwrap(),
                 None
             );
+            // A plain run offers no room: the plugin builds no reason.
+            let plain = ServerRequest {
+                explaining: false,
+                ..sreq.clone()
+            };
+            assert_eq!(ws.consider(&plain, &[], &c).unwrap(), verdict);
+            assert_eq!(ws.explain_verdict(&plain, &[], &c, verdict).unwrap(), None);
         }
         // disk
         let AnyPolicy::Disk(mut dm) = make(PolicyTable::Disk(probe::disk()), who(minor)).unwrap()
