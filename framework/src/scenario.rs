@@ -775,8 +775,9 @@ impl Scenario {
                 ));
             }
         }
-        // Names seen so far: a pairwise test was quadratic in the projects.
-        let mut names = std::collections::HashSet::with_capacity(self.projects.len());
+        // Names seen so far (ordered: the framework keeps no hashed state): a
+        // pairwise test was quadratic in the projects.
+        let mut names = std::collections::BTreeSet::new();
         for (i, p) in self.projects.iter().enumerate() {
             let k = |s: &str| format!("project.{i}.{s}");
             // Written only if an error needs it: a scenario of 1,000
