@@ -4,20 +4,8 @@
 
 mod common;
 
-use common::{temp_dir, vcsim, Run, Vcsim};
+use common::{dir_with_base, temp_dir, timed, vcsim};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-/// Every case ends within this (a debug build, on a loaded machine).
-const BOUND: Duration = Duration::from_secs(10);
-
-fn timed(cmd: Vcsim) -> Run {
-    let t = Instant::now();
-    let r = cmd.run();
-    let took = t.elapsed();
-    assert!(took < BOUND, "vcsim {:?} took {took:?}", r.args);
-    r
-}
 
 fn s(p: &Path) -> String {
     p.to_str().expect("a UTF-8 path").to_string()
@@ -35,12 +23,7 @@ fn short_scenario(dir: &Path, from: &str, edit: impl Fn(String) -> String) -> Pa
 /// A directory with `base.toml` (the base scenario) and `sweep.toml`: two
 /// days, two cells, one policy, `metrics` as given.
 fn sweep_dir(name: &str, metrics: &str, duration_days: u32) -> PathBuf {
-    let dir = temp_dir(name);
-    std::fs::copy(
-        common::root().join("scenarios/paper-base.toml"),
-        dir.join("base.toml"),
-    )
-    .unwrap();
+    let dir = dir_with_base(name);
     std::fs::write(
         dir.join("sweep.toml"),
         format!(

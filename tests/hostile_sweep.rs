@@ -4,30 +4,13 @@
 
 mod common;
 
-use common::{temp_dir, vcsim, Run, Vcsim};
+use common::{dir_with_base, timed, vcsim, Run};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-/// Every case ends within this (a debug build, on a loaded machine).
-const BOUND: Duration = Duration::from_secs(10);
-
-fn timed(cmd: Vcsim) -> Run {
-    let t = Instant::now();
-    let r = cmd.run();
-    let took = t.elapsed();
-    assert!(took < BOUND, "vcsim {:?} took {took:?}", r.args);
-    r
-}
 
 /// A directory with `base.toml` (the paper's base scenario) and
 /// `sweep.toml`: one policy, a run of an hour, then `rest` (its axes).
 fn sweep_dir(name: &str, rest: &str) -> PathBuf {
-    let dir = temp_dir(name);
-    std::fs::copy(
-        common::root().join("scenarios/paper-base.toml"),
-        dir.join("base.toml"),
-    )
-    .unwrap();
+    let dir = dir_with_base(name);
     write_sweep(&dir, "\"t\"", rest);
     dir
 }
@@ -85,12 +68,7 @@ fn a_big_fixed_mix_is_applied_once_not_once_per_cell() {
     // `mix = 1000` made every cell build 1000 projects and write them to
     // JSON and back (for `duration_days`) before its own value: 2000 cells
     // took 40 s. Now the fixed settings are applied once.
-    let dir = temp_dir("hostile-sweep-mix");
-    std::fs::copy(
-        common::root().join("scenarios/paper-base.toml"),
-        dir.join("base.toml"),
-    )
-    .unwrap();
+    let dir = dir_with_base("hostile-sweep-mix");
     std::fs::write(
         dir.join("sweep.toml"),
         format!(
@@ -333,12 +311,7 @@ fn merge_refuses_a_metric_that_is_not_a_finite_number() {
 /// A directory with `base.toml` (the paper's base scenario, no GPU) and
 /// `space.toml` (slack 1 to 3 around it).
 fn search_dir(name: &str) -> PathBuf {
-    let dir = temp_dir(name);
-    std::fs::copy(
-        common::root().join("scenarios/paper-base.toml"),
-        dir.join("base.toml"),
-    )
-    .unwrap();
+    let dir = dir_with_base(name);
     std::fs::write(
         dir.join("space.toml"),
         "name = \"s\"\nscenario = \"base.toml\"\n[vary]\nslack = [1.0, 3.0]\n",

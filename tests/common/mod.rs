@@ -105,6 +105,31 @@ impl Run {
     }
 }
 
+/// A fresh temporary directory for one test, holding `base.toml`: the
+/// paper's base scenario, for the sweeps and searches a test writes beside it.
+pub fn dir_with_base(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    std::fs::copy(
+        root().join("scenarios/paper-base.toml"),
+        dir.join("base.toml"),
+    )
+    .expect("a copy of the base scenario");
+    dir
+}
+
+/// How long a hostile input may keep a command (a debug build, on a loaded
+/// machine): the hostile tests' bound.
+pub const HOSTILE_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `cmd` run, which must end within [`HOSTILE_BOUND`].
+pub fn timed(cmd: Vcsim) -> Run {
+    let t = std::time::Instant::now();
+    let r = cmd.run();
+    let took = t.elapsed();
+    assert!(took < HOSTILE_BOUND, "vcsim {:?} took {took:?}", r.args);
+    r
+}
+
 /// A fresh temporary directory for one test.
 pub fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("vcsim-test-{}-{name}", std::process::id()));

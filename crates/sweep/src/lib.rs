@@ -546,23 +546,16 @@ impl Sweep {
             (0..fixed.len()).partition(|&i| fixed[i].0.param.order() <= first_axis);
         let early_settings: Vec<Setting> = early.iter().map(|&i| fixed[i].0.clone()).collect();
         let fault = |from: From, f: knobs::Fault| {
-            let (s, key, span, pkey, pspan) = match from {
+            // The setting at fault (its parameter and value), and the keys
+            // and spans of its value and of its parameter.
+            let ((param, value), key, span, pkey, pspan) = match from {
                 From::Set(i) => {
-                    let k = format!("set.{}", fixed[i].0.param.name());
-                    (
-                        &fixed[i].0,
-                        k.clone(),
-                        fixed[i].1.clone(),
-                        k,
-                        fixed[i].1.clone(),
-                    )
+                    let (s, sp) = &fixed[i];
+                    let k = format!("set.{}", s.param.name());
+                    ((&s.param, &s.value), k.clone(), sp.clone(), k, sp.clone())
                 }
                 From::Axis(a, j) => (
-                    &Setting {
-                        param: axis_params[a].clone(),
-                        value: axes[a].values[j].clone(),
-                    }
-                    .clone(),
+                    (&axis_params[a], &axes[a].values[j]),
                     format!("axis.{a}.values.{j}"),
                     axis_spans[a][j].clone(),
                     format!("axis.{a}.param"),
@@ -574,7 +567,7 @@ impl Sweep {
                 knobs::Fault::Value(m) => err(
                     &key,
                     Some(span),
-                    format!("{} = {}: {m}", s.param.name(), value_label(&s.value)),
+                    format!("{} = {}: {m}", param.name(), value_label(value)),
                 ),
             }
         };
