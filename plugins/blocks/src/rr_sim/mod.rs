@@ -16,10 +16,12 @@
 //!   capped project wants at most the instances its caps let it use (its
 //!   "MC shortfall"), so that work fetch asks other projects instead.
 
+mod active;
 #[cfg(test)]
 mod reference;
 
 use crate::key::Key;
+use active::ActiveJobs;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use vcsim_framework::{JobState, PolicyResult, Rsc, View};
@@ -107,7 +109,10 @@ struct Scratch {
     /// Per project: its active jobs (indices into `RrResult::jobs`), keyed
     /// by remaining time plus `done` when they became active, the least
     /// (then the earliest) first: the next to finish is on top.
-    pact: Vec<BinaryHeap<Reverse<(Key, usize)>>>,
+    pact: Vec<ActiveJobs>,
+    /// The jobs active at the start, (project, key, job): sorted before
+    /// they go into `pact`, so that its keys arrive in order.
+    starting: Vec<(usize, Key, usize)>,
     active_width: Vec<f64>,
     live: Vec<bool>,
     next_waiting: Vec<usize>,
@@ -169,7 +174,8 @@ fn above_noise(x: f64) -> f64 {
 /// those that running GPU jobs hold; a GPU's instances.
 pub fn instances(v: &View, rsc: Rsc) -> f64 {
     let n = v.host().ninstances(rsc);
-    if rsc != 0 {
+    // (A host without GPUs runs no GPU job: no pass over the queue.)
+    if rsc != 0 || v.host().gpus.is_empty() {
         return n;
     }
     let gpu_cpus: f64 = v
@@ -539,13 +545,20 @@ fn run(v: &View, rsc: Rsc, buffer: f64, remaining: &[f64], rates: Rates, out: &m
     for (k, j) in sim.iter().enumerate() {
         if sc.active_width[j.project] < n && cap_ok(sc, j.index) {
             sc.active[k] = true;
-            sc.pact[j.project].push(Reverse((Key(sc.rem[k]), k)));
+            sc.starting.push((j.project, Key(sc.rem[k]), k));
             sc.active_width[j.project] += j.width;
             busy += j.width;
             count(sc, j.index, 1);
         } else if !capped && sc.next_waiting[j.project] == nj {
             sc.next_waiting[j.project] = k;
         }
+    }
+    // (Sorting costs more than it saves on a few jobs.)
+    if sc.starting.len() > 16 {
+        sc.starting.sort_unstable();
+    }
+    for &(p, key, k) in &sc.starting {
+        sc.pact[p].push((key, k));
     }
     let mut clock = Clock {
         t: now,
@@ -643,7 +656,7 @@ fn run(v: &View, rsc: Rsc, buffer: f64, remaining: &[f64], rates: Rates, out: &m
         if activated {
             sc.active[w] = true;
             let key = sc.rem[w] + sc.done[p];
-            sc.pact[p].push(Reverse((Key(key), w)));
+            sc.pact[p].push((Key(key), w));
             sc.active_width[p] += sim[w].width;
             busy += sim[w].width;
             count(sc, sim[w].index, 1);
@@ -757,8 +770,9 @@ impl Scratch {
         self.done.clear();
         self.done.resize(np, 0.0);
         self.pact
-            .resize_with(np.max(self.pact.len()), BinaryHeap::new);
-        self.pact.iter_mut().for_each(BinaryHeap::clear);
+            .resize_with(np.max(self.pact.len()), ActiveJobs::default);
+        self.pact.iter_mut().for_each(ActiveJobs::clear);
+        self.starting.clear();
         self.active_width.clear();
         self.active_width.resize(np, 0.0);
         self.live.clear();
@@ -822,12 +836,7 @@ impl Scratch {
     /// Takes finished job `k` out of p's active jobs. It is the one on top
     /// (the finish came off p's latest `push_next`); the search is a guard.
     fn deactivate(&mut self, p: usize, k: usize) {
-        let heap = &mut self.pact[p];
-        if heap.peek().is_some_and(|&Reverse((_, top))| top == k) {
-            heap.pop();
-        } else {
-            heap.retain(|&Reverse((_, j))| j != k);
-        }
+        self.pact[p].remove(k);
     }
 
     /// Sets p's rate from its share and active jobs now (BOINC's
@@ -877,7 +886,7 @@ impl Scratch {
     /// Queues p's next job to finish: its active job with the least
     /// remaining time (the earlier one on a tie).
     fn push_next(&mut self, p: usize, c: &Clock) {
-        let Some(&Reverse((Key(key), k))) = self.pact[p].peek() else {
+        let Some((Key(key), k)) = self.pact[p].peek() else {
             return;
         };
         let r = (key - self.done[p]).max(0.0);
