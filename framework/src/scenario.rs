@@ -1100,7 +1100,7 @@ pub mod bounds {
     /// At most this many steps in a run.
     pub const MAX_STEPS: f64 = 1e8;
     /// CPUs of a host (a 100-day run of the base scenario at 256 CPUs takes
-    /// about 10 s: see the book's "Big hosts").
+    /// about 8 s: see the book's "Big hosts").
     pub const MAX_NCPUS: u32 = 256;
     /// Projects a host is attached to, as many as the `mix` knob makes (the
     /// work per event grows with them: 1,000 projects on 4 CPUs take about

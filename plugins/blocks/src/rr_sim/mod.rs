@@ -110,9 +110,6 @@ struct Scratch {
     /// by remaining time plus `done` when they became active, the least
     /// (then the earliest) first: the next to finish is on top.
     pact: Vec<ActiveJobs>,
-    /// The jobs active at the start, (project, key, job): sorted before
-    /// they go into `pact`, so that its keys arrive in order.
-    starting: Vec<(usize, Key, usize)>,
     active_width: Vec<f64>,
     live: Vec<bool>,
     next_waiting: Vec<usize>,
@@ -545,20 +542,13 @@ fn run(v: &View, rsc: Rsc, buffer: f64, remaining: &[f64], rates: Rates, out: &m
     for (k, j) in sim.iter().enumerate() {
         if sc.active_width[j.project] < n && cap_ok(sc, j.index) {
             sc.active[k] = true;
-            sc.starting.push((j.project, Key(sc.rem[k]), k));
+            sc.pact[j.project].push((Key(sc.rem[k]), k));
             sc.active_width[j.project] += j.width;
             busy += j.width;
             count(sc, j.index, 1);
         } else if !capped && sc.next_waiting[j.project] == nj {
             sc.next_waiting[j.project] = k;
         }
-    }
-    // (Sorting costs more than it saves on a few jobs.)
-    if sc.starting.len() > 16 {
-        sc.starting.sort_unstable();
-    }
-    for &(p, key, k) in &sc.starting {
-        sc.pact[p].push((key, k));
     }
     let mut clock = Clock {
         t: now,
@@ -772,7 +762,6 @@ impl Scratch {
         self.pact
             .resize_with(np.max(self.pact.len()), ActiveJobs::default);
         self.pact.iter_mut().for_each(ActiveJobs::clear);
-        self.starting.clear();
         self.active_width.clear();
         self.active_width.resize(np, 0.0);
         self.live.clear();
