@@ -376,10 +376,16 @@ fn list(reg: &Registry) -> String {
     out
 }
 
+/// `1 project`, `2 projects`.
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
     match ext {
-        "toml" => {
+        // Without an extension (`check <(generate)`), a scenario, as `run` takes it.
+        "toml" | "" if !file.is_dir() => {
             let text = vcsim_framework::input::read_text(file, vcsim_framework::input::MAX_TEXT_BYTES).map_err(|e| Failure::input(format!("{}: cannot read: {e}", file.display())))?;
             if vcsim_sweep::is_sweep_text(&text) {
                 return crate::sweep_cmd::check_sweep(file, plugins);
@@ -389,15 +395,15 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             }
             let scn = crate::import_cmd::load_scenario(file)?;
             let _ = registry_for(plugins, &[])?;
-            output::emitln(&format!("{}: scenario `{}` is valid ({} projects, {} days)", output::name(&file.display().to_string()), output::name(&scn.name), scn.projects.len(), scn.duration_days))
+            output::emitln(&format!("{}: scenario `{}` is valid ({}, {} days)", output::name(&file.display().to_string()), output::name(&scn.name), count(scn.projects.len(), "project"), scn.duration_days))
         }
         "rhai" => crate::scripts::check_script(file),
         _ if ext == "xml" || file.is_dir() => match crate::import_cmd::load_boinc(file) {
             Some(Ok(scn)) => output::emitln(&format!(
-                "{}: BOINC input, imports as scenario `{}` ({} projects)",
+                "{}: BOINC input, imports as scenario `{}` ({})",
                 output::name(&file.display().to_string()),
                 output::name(&scn.name),
-                scn.projects.len()
+                count(scn.projects.len(), "project")
             )),
             Some(Err(e)) => Err(e),
             None => Err(Failure::input(format!("{}: not BOINC input vcsim can read", file.display()))),

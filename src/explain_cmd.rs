@@ -3,7 +3,7 @@
 
 use crate::extensions::{parse_specs, registry_for};
 use crate::import_cmd::{load_scenario_flagged, load_scenario_with};
-use crate::output::{self, printable};
+use crate::output;
 use crate::Failure;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -94,7 +94,7 @@ fn explained_run(
 
 /// One record as a line of text.
 fn line(r: &Record) -> String {
-    printable(&r.to_string())
+    output::name(&r.to_string())
 }
 
 /// One record as a JSON line (`time_s`, `family`, `decision`, `reason`...).
@@ -285,7 +285,7 @@ fn queue_lines(st: &ClientState) -> Vec<String> {
             format!(
                 "job {} ({}) {state}, {} left at full speed, deadline {}",
                 j.id,
-                printable(&st.projects[j.project].name),
+                output::name(&st.projects[j.project].name),
                 short_duration(left),
                 clock(j.deadline)
             )
@@ -419,8 +419,8 @@ fn diverge_text(
     step_s: f64,
 ) -> String {
     let mut t = String::new();
-    let _ = writeln!(t, "A: {}", printable(&sa.what));
-    let _ = writeln!(t, "B: {}", printable(&sb.what));
+    let _ = writeln!(t, "A: {}", output::name(&sa.what));
+    let _ = writeln!(t, "B: {}", output::name(&sb.what));
     let Some(p) = parting else {
         let _ = writeln!(
             t,
@@ -437,9 +437,9 @@ fn diverge_text(
             } else {
                 String::new()
             };
-            let mut s = format!("{when}{} {}", r.source.key(), printable(&r.decision));
+            let mut s = format!("{when}{} {}", r.source.key(), output::name(&r.decision));
             if !r.reason.text.is_empty() {
-                s.push_str(&format!("\n     because {}", printable(&r.reason.text)));
+                s.push_str(&format!("\n     because {}", output::name(&r.reason.text)));
             }
             s
         }
@@ -478,10 +478,10 @@ fn diverge_text(
             })
     };
     if let Some(r) = rank(ea) {
-        let _ = writeln!(t, "  A ranks projects by {}", printable(&r));
+        let _ = writeln!(t, "  A ranks projects by {}", output::name(&r));
     }
     if let Some(r) = rank(eb) {
-        let _ = writeln!(t, "  B ranks projects by {}", printable(&r));
+        let _ = writeln!(t, "  B ranks projects by {}", output::name(&r));
     }
     let _ = writeln!(t, "\nfirst consequences:");
     if let Some(c) = cons {
@@ -490,7 +490,7 @@ fn diverge_text(
                 let side = |r: &Option<Record>| {
                     r.as_ref()
                         .map_or("not reported by the end".to_string(), |r| {
-                            format!("{} at {}", printable(&r.decision), clock(r.time))
+                            format!("{} at {}", output::name(&r.decision), clock(r.time))
                         })
                 };
                 let _ = writeln!(
@@ -520,7 +520,7 @@ fn diverge_text(
                     t,
                     "  RPC: at {} {who} makes one ({}); {other} does not",
                     clock(r.at),
-                    printable(&r.rpc.decision)
+                    output::name(&r.rpc.decision)
                 );
             }
             None => {
@@ -533,7 +533,7 @@ fn diverge_text(
                     t,
                     "  share: at {} project {} has done {:.3} of the work under A and {:.3} under B",
                     clock(s.at),
-                    sa.scn.projects.get(s.project).map_or("?".to_string(), |p| printable(&p.name)),
+                    sa.scn.projects.get(s.project).map_or("?".to_string(), |p| output::name(&p.name)),
                     s.share_a,
                     s.share_b
                 );
@@ -550,7 +550,7 @@ fn diverge_text(
     for (name, e) in [("A", ea), ("B", eb)] {
         let _ = writeln!(t, "  {name}:");
         for r in between(e, p.index, until) {
-            let _ = writeln!(t, "    {}", printable(&r.to_string()));
+            let _ = writeln!(t, "    {}", output::name(&r.to_string()));
         }
     }
     t

@@ -51,7 +51,8 @@ fn table(header: Vec<String>) -> Table {
 /// `s` with every control character escaped as Rust writes it (`\u{1b}`,
 /// `\r`, `\n`, ...), so that a name from a file (a scenario, a project, a
 /// policy or script path) cannot move the cursor, recolour or clear the
-/// terminal it is printed on.
+/// terminal it is printed on; and a text that is one line of the output
+/// (an explained decision, a policy's reason) cannot start another.
 pub fn name(s: &str) -> String {
     escape_controls(s, false)
 }
@@ -94,7 +95,8 @@ fn escape_controls(s: &str, keep_newlines: bool) -> String {
 fn invisible(c: char) -> bool {
     matches!(c,
         '\u{061C}' | '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+        | '\u{2028}' | '\u{2029}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}'
+        | '\u{FEFF}')
 }
 
 /// The file formats of `--timeline`, by extension.
@@ -550,6 +552,7 @@ pub fn write_timeline(
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     let text = if is_csv {
         tl.to_csv()
+            .map_err(|e| unwritable(path, "--timeline", &e))?
     } else {
         crate::timeline_html::render(tl, r, ex)
     };
@@ -565,5 +568,12 @@ mod tests {
         assert_eq!(name("plain ü"), "plain ü");
         assert_eq!(name("a\u{1b}[2J\r\n"), "a\\u{1b}[2J\\r\\n");
         assert_eq!(printable("x\u{7}\ny"), "x\\u{7}\ny");
+    }
+
+    /// A line separator ends a line in editors and some terminals: in a
+    /// name or a one-line record it is escaped, like a newline.
+    #[test]
+    fn unicode_line_separators_are_escaped() {
+        assert_eq!(name("a\u{2028}b\u{2029}"), "a\\u{2028}b\\u{2029}");
     }
 }

@@ -250,7 +250,7 @@ pub fn search(a: &Args, plugins: &[PathBuf]) -> Result<(), Failure> {
         bar.finish_and_clear();
         // A stale manifest would make this directory look like a shard.
         let _ = std::fs::remove_file(a.out.join(MANIFEST));
-        return finish(a, &space, &contest, &found);
+        return finish(a, &space, &contest, &found, plugins);
     };
     let bar = progress_bar(budget);
     let trail = pool.install(|| {
@@ -367,7 +367,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, plugins: &[PathBuf]) -> Result<(), Fa
     });
     bar.finish_and_clear();
     let _ = std::fs::remove_file(out.join(MANIFEST));
-    finish(&a, &space, &contest, &found)
+    finish(&a, &space, &contest, &found, plugins)
 }
 
 /// The arguments a shard's manifest records, as the command line gives them.
@@ -468,6 +468,7 @@ fn finish(
     space: &Space,
     contest: &Contest,
     found: &vcsim_search::Found,
+    plugins: &[PathBuf],
 ) -> Result<(), Failure> {
     let trail = vcsim_search::output::trail_csv(space, &found.trail).map_err(Failure::running)?;
     write(a.out, "trail.csv", &trail)?;
@@ -482,8 +483,16 @@ fn finish(
     match &found.shrunk {
         Some((i, scn)) => {
             let v = &found.trail[*i];
-            let toml = vcsim_search::output::worst_toml(space, contest, scn, v, a.budget)
-                .map_err(Failure::running)?;
+            let toml = vcsim_search::output::worst_toml(
+                space,
+                contest,
+                scn,
+                v,
+                a.budget,
+                &worst_path,
+                plugins,
+            )
+            .map_err(Failure::running)?;
             write(a.out, "worst.toml", &toml)?;
             let o = v.scored.as_ref().expect("a shrunk point ran");
             let w = found.worst.map(|w| &found.trail[w]);

@@ -434,6 +434,21 @@ fn loading_twice_reuses_the_loaded_library() {
     assert!(std::sync::Arc::ptr_eq(&a, &b));
 }
 
+/// `--plugin P --plugin P` (or P and a link to it) registers P's policies
+/// once: no clash of a library's names with themselves.
+#[test]
+fn a_library_given_twice_registers_its_policies_once() {
+    let dir = std::env::temp_dir().join(format!("vcsim-dylib-twice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("again.so");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(example(), &link).unwrap();
+    let mut reg = builtins();
+    let loaded = vcsim_dylib_host::register(&mut reg, &[example(), example(), link]).unwrap();
+    assert_eq!(loaded.len(), 1);
+    assert!(reg.get(vcsim_framework::Family::Cpu, "lsf").is_some());
+}
+
 /// A disk manager through the ABI: `poll` and `make_room` delete files
 /// (the files in the view and the plan buffers cross intact, or vcsim
 /// refuses the plan), and `project_limit` reaches the report.

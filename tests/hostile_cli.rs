@@ -680,3 +680,36 @@ fn a_sweep_of_more_runs_than_one_process_makes_is_refused_before_running() {
     r.succeeds();
     assert!(r.stderr().contains("note: 1100000 runs"), "{}", r.stderr());
 }
+
+/// A policy's reason is text it chose: a line break in it cannot forge a
+/// record in `explain`'s one-record-per-line output.
+#[test]
+fn a_reason_with_a_line_break_stays_on_its_record_line() {
+    let dir = temp_dir("hostile-reason-newline");
+    let script = dir.join("liar.rhai");
+    std::fs::write(
+        &script,
+        "fn schedule(v) {\n    let out = [];\n    for j in v.runnable_jobs {\n        if out.len < v.host.ncpus {\n            out.push(#{ job: j, reason: \"fine\\n0d 00:00:00  cpu      FORGED\\u2028too\" });\n        }\n    }\n    out\n}\n",
+    )
+    .unwrap();
+    let r = timed(vcsim(&[
+        "explain",
+        "scenarios/paper-base.toml",
+        "--set",
+        "duration_days=1",
+        "--policy",
+        &format!("cpu={}", s(&script)),
+        "--to",
+        "1h",
+    ]));
+    let out = r.succeeds();
+    assert!(
+        out.contains("fine\\n0d 00:00:00  cpu      FORGED\\u{2028}too"),
+        "{out}"
+    );
+    assert!(
+        !out.lines()
+            .any(|l| l.starts_with("0d 00:00:00  cpu      FORGED")),
+        "{out}"
+    );
+}

@@ -838,3 +838,22 @@ fn hostile_app_config_is_linear() {
     assert!(imp.warnings.len() >= n + 2 * m, "{}", imp.warnings.len());
     assert!(secs < 10.0, "{secs} s");
 }
+
+/// A line break in a project's name, which a scenario's names may not hold,
+/// names the key and the line it came from.
+#[test]
+fn a_control_character_in_a_name_names_its_key_and_line() {
+    let dir = tmp("newline-name");
+    copy_dir(&fixture("today"), &dir);
+    let cs = dir.join("client_state.xml");
+    let text = std::fs::read_to_string(&cs).unwrap();
+    let at = text.find("<project_name>").expect("a <project_name>") + "<project_name>".len();
+    let mut edited = text.clone();
+    edited.insert_str(at, "two&#10;lines ");
+    std::fs::write(&cs, edited).unwrap();
+    let line = text[..at].lines().count();
+    let m = import_path(&dir).unwrap_err().to_string();
+    assert!(m.contains("`name` holds the control character \\n"), "{m}");
+    assert!(m.contains(&format!("line {line}")), "{m}");
+    assert!(m.contains("names must be printable"), "{m}");
+}

@@ -73,9 +73,11 @@ fn search(a: &str, b: &str, metric: &str, space: &Path, out: &Path, rest: &[&str
 #[test]
 fn search_finds_a_planted_weakness_and_shrinks_it_to_three_cpus_and_one_project() {
     let dir = temp_dir("search-planted");
-    let script = planted(&dir);
+    // A file name a shell would run a command from, were it not quoted.
+    let script = dir.join("it's $(touch INJECTED).rhai");
+    std::fs::rename(planted(&dir), &script).unwrap();
     let out = dir.join("out");
-    let policy_a = format!("cpu={}", script.display());
+    let policy_a = format!("cpu={},label=planted_WF2_WS2_JC2", script.display());
     let text = search(
         &policy_a,
         "CS2",
@@ -102,22 +104,26 @@ fn search_finds_a_planted_weakness_and_shrinks_it_to_three_cpus_and_one_project(
     let shrunk = text.lines().find(|l| l.starts_with("shrunk: ")).unwrap();
     assert!(!shrunk.contains("mix="), "{shrunk}");
     assert!(shrunk.contains("host.ncpus=3"), "{shrunk}");
-    // What the comment block says to run shows the same loss.
+    // What the comment block says to run shows the same loss, run as
+    // written by a shell, and runs nothing else.
     let toml = std::fs::read_to_string(&worst).unwrap();
     assert!(toml.starts_with("# Found by `vcsim search`"), "{toml}");
-    let c = vcsim(&[
-        "compare",
-        worst.to_str().unwrap(),
-        "--policy",
-        "CS2",
-        "--policy",
-        &policy_a,
-        "--replications",
-        "3",
-        "--format",
-        "json",
-    ])
-    .stdout();
+    let command = toml
+        .lines()
+        .skip_while(|l| *l != "# Check it with:")
+        .nth(1)
+        .and_then(|l| l.strip_prefix("#   vcsim "))
+        .unwrap_or_else(|| panic!("no command in {toml}"));
+    let bin = env!("CARGO_BIN_EXE_vcsim");
+    let shell = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("'{bin}' {command} --format json"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(shell.status.success(), "{command}: {shell:?}");
+    assert!(!dir.join("INJECTED").exists(), "{command}");
+    let c = String::from_utf8(shell.stdout).unwrap();
     let v: serde_json::Value = serde_json::from_str(&c).unwrap();
     let d = v["differences"]
         .as_array()

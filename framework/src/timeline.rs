@@ -125,27 +125,85 @@ impl Timeline {
     /// CPUs the job computed on, `cpus_held` what it holds; the columns
     /// after `late` were added later, at the end, so that readers of the
     /// first ten keep working.
-    pub fn to_csv(&self) -> String {
-        let mut out = String::from(
-            "job,project,resource,cpus,gpus,start_s,end_s,deadline_s,deadline_mode,late,cpus_held,reported\n",
-        );
+    pub fn to_csv(&self) -> Result<String, csv::Error> {
+        // The csv crate quotes a name holding a comma, quote or line break.
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        let header = [
+            "job",
+            "project",
+            "resource",
+            "cpus",
+            "gpus",
+            "start_s",
+            "end_s",
+            "deadline_s",
+            "deadline_mode",
+            "late",
+            "cpus_held",
+            "reported",
+        ];
+        w.write_record(header)?;
         for s in &self.segments {
-            out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                s.job,
-                self.project_names[s.project],
-                self.rsc_names[s.rsc],
-                s.cpus,
-                s.gpu_count,
-                s.start,
-                s.end,
-                s.deadline,
-                s.deadline_mode,
-                s.late,
-                s.cpus_held,
-                s.reported
-            ));
+            w.write_record([
+                s.job.to_string(),
+                self.project_names[s.project].clone(),
+                self.rsc_names[s.rsc].clone(),
+                s.cpus.to_string(),
+                s.gpu_count.to_string(),
+                s.start.to_string(),
+                s.end.to_string(),
+                s.deadline.to_string(),
+                s.deadline_mode.to_string(),
+                s.late.to_string(),
+                s.cpus_held.to_string(),
+                s.reported.to_string(),
+            ])?;
         }
-        out
+        let bytes = w
+            .into_inner()
+            .map_err(|e| csv::Error::from(e.into_error()))?;
+        // Every field was a `String`: the bytes are UTF-8.
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A project named `A,"B"` stays one field: every row has the header's
+    /// twelve, and the name reads back as written.
+    #[test]
+    fn a_name_with_a_comma_or_a_quote_stays_one_csv_field() {
+        let tl = Timeline {
+            segments: vec![TimelineSegment {
+                job: 7,
+                project: 0,
+                rsc: 0,
+                cpus: 1.0,
+                cpus_held: 1.0,
+                gpu_count: 0.0,
+                start: 0.0,
+                end: 60.0,
+                deadline_mode: false,
+                deadline: 3600.0,
+                late: false,
+                reported: true,
+            }],
+            project_names: vec!["A,\"B\"".into()],
+            rsc_names: vec!["cpu".into()],
+            ..Timeline::default()
+        };
+        let text = tl.to_csv().unwrap();
+        assert_eq!(
+            text.lines().nth(1),
+            Some("7,\"A,\"\"B\"\"\",cpu,1,0,0,60,3600,false,false,1,true")
+        );
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let row = r.records().next().unwrap().unwrap();
+        assert_eq!(row.len(), 12);
+        assert_eq!(&row[1], "A,\"B\"");
     }
 }

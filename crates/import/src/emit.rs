@@ -87,32 +87,43 @@ impl Section {
 }
 
 impl Section {
-    /// An error naming the first value that is not a finite number (a
-    /// product or ratio of extreme inputs, `1e308` FLOPS over `1e-300`):
-    /// TOML cannot hold it, and the message says which key and input it is.
-    pub fn check_finite(&self) -> Result<(), String> {
-        fn first_bad(v: &Val) -> Option<f64> {
+    /// An error naming the first value a scenario cannot take, with the
+    /// key and the input it came from: a number that is not finite (a
+    /// product or ratio of extreme inputs, `1e308` FLOPS over `1e-300`),
+    /// which TOML cannot hold, or a text with a control character (a line
+    /// break in a `<project_name>`), which a scenario's names may not hold.
+    pub fn check_values(&self) -> Result<(), String> {
+        // (What is wrong, why.)
+        fn first_bad(v: &Val) -> Option<(String, &'static str)> {
             match v {
-                Val::F(x) if !x.is_finite() => Some(*x),
+                Val::F(x) if !x.is_finite() => {
+                    Some((format!("would be {x}"), "an input is out of range"))
+                }
+                Val::S(s) => s.chars().find(|c| c.is_control()).map(|c| {
+                    (
+                        format!("holds the control character {}", c.escape_debug()),
+                        "names must be printable",
+                    )
+                }),
                 Val::Inline(kv) => kv.iter().find_map(|(_, v)| first_bad(v)),
                 _ => None,
             }
         }
         for e in &self.entries {
-            if let Some(x) = first_bad(&e.val) {
+            if let Some((what, why)) = first_bad(&e.val) {
                 let from = if e.note.is_empty() {
                     String::new()
                 } else {
                     format!(" ({})", e.note.replace('\n', " "))
                 };
                 return Err(format!(
-                    "{}: `{}` would be {x}{from}: an input is out of range",
+                    "{}: `{}` {what}{from}: {why}",
                     if self.header.is_empty() {
                         "the top level"
                     } else {
                         &self.header
                     },
-                    e.key
+                    e.key,
                 ));
             }
         }

@@ -57,7 +57,7 @@ impl Out {
     /// `[[project.job]]` section, after the project it belongs to.
     pub fn push(&mut self, s: &Section) -> Result<(), String> {
         use vcsim_framework::scenario::{App, InitialJob, Project, Scheduler};
-        s.check_finite()?;
+        s.check_values()?;
         let at = emit::render_section(&mut self.toml, s);
         let body = &self.toml[at..];
         let bad = |e: toml::de::Error| format!("{}: {}", s.header, e.message().trim());
@@ -110,7 +110,7 @@ pub(crate) fn finish(
     ];
     let parse = |sections: &[Section]| -> Result<(String, Scenario), ImportError> {
         for s in sections {
-            s.check_finite().map_err(invalid)?;
+            s.check_values().map_err(invalid)?;
         }
         let text = emit::render(&head, sections);
         let s = toml::from_str(&text)

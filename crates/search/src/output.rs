@@ -10,13 +10,17 @@ use std::path::Path;
 use vcsim_framework::Scenario;
 
 /// The shrunk scenario as TOML that `run`, `compare` and `diverge` take,
-/// after a comment block.
+/// after a comment block. Its command to check the finding runs as written
+/// from where the search ran: `worst` is where the file goes, `plugins` the
+/// libraries the search loaded.
 pub fn worst_toml(
     space: &Space,
     contest: &Contest,
     scn: &Scenario,
     found: &Visit,
     budget: u64,
+    worst: &Path,
+    plugins: &[std::path::PathBuf],
 ) -> Result<String, String> {
     let o = found.scored.as_ref().map_err(Clone::clone)?;
     let [a, b] = &contest.policies;
@@ -47,12 +51,19 @@ pub fn worst_toml(
         found.point.describe(space)
     ));
     say("Check it with:".into());
-    say(format!(
-        "  vcsim compare worst.toml --policy '{}' --policy '{}' --replications {}",
-        b.display(),
-        a.display(),
-        contest.seeds
-    ));
+    let mut command = vec!["vcsim".to_string()];
+    for lib in plugins {
+        command.push("--plugin".into());
+        command.push(shell_word(&lib.to_string_lossy())?);
+    }
+    command.push("compare".into());
+    command.push(shell_word(&worst.to_string_lossy())?);
+    for p in [b, a] {
+        command.push("--policy".into());
+        command.push(shell_word(&p.display())?);
+    }
+    command.push(format!("--replications {}", contest.seeds));
+    say(format!("  {}", command.join(" ")));
     out.push('\n');
     let mut scn = scn.clone();
     scn.name = format!("{}-worst", space.name);
@@ -68,6 +79,16 @@ pub fn worst_toml(
     let body = toml::to_string(&scn).map_err(|e| format!("cannot write the scenario: {e}"))?;
     out.push_str(&body);
     Ok(out)
+}
+
+/// `s` quoted for a POSIX shell (plain words as they are).
+fn shell_word(s: &str) -> Result<String, String> {
+    shlex::try_quote(s).map(|q| q.into_owned()).map_err(|_| {
+        format!(
+            "`{}` holds a NUL byte: no shell can take it",
+            s.escape_debug()
+        )
+    })
 }
 
 /// Every evaluated point: its parameters, runs spent, the loss and its

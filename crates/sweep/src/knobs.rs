@@ -255,7 +255,9 @@ fn set_path(
                 }
                 Ok(())
             } else {
-                let i: usize = seg.parse().map_err(|_| {
+                // Digits only: `+0` and ` 0` would parse, but are not indices.
+                let digits = !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit());
+                let i: usize = seg.parse().ok().filter(|_| digits).ok_or_else(|| {
                     format!("`{whole}`: `{seg}` must be an index (0, 1, ...) or `*`")
                 })?;
                 let n = items.len();
@@ -371,6 +373,11 @@ mod tests {
             .unwrap_err()
             .message()
             .contains("out of range"));
+        // An index is digits: `+0` parses as a number but names nothing.
+        assert!(apply(&base(), &set("project.+0.resource_share", 1.into()))
+            .unwrap_err()
+            .message()
+            .contains("`+0` must be an index"));
         assert!(Param::parse("hots.ncpus").is_err());
     }
 

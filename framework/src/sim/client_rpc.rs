@@ -160,7 +160,8 @@ impl Simulation {
         {
             return Err(self.invalid(
                 Family::Fetch,
-                "a requested amount or estimated delay is negative or not a number".into(),
+                "a requested amount or estimated delay is negative, infinite or not a number"
+                    .into(),
             ));
         }
         Ok(())

@@ -343,6 +343,11 @@ pub fn register(reg: &mut Registry, libs: &[PathBuf]) -> Result<Vec<Arc<Plugin>>
     let mut out = Vec::new();
     for l in libs {
         let p = load(l)?;
+        // One library given twice (or by a link to it) is loaded once, so
+        // its names are registered once, as the book says.
+        if out.iter().any(|q| Arc::ptr_eq(q, &p)) {
+            continue;
+        }
         for e in p.entries() {
             reg.add(e)?;
         }

@@ -133,8 +133,15 @@ fn write_out<T>(
     out.len = 0;
     let n = items.len();
     if n > out.cap {
+        // The run list's room is one entry per job of the view: a longer
+        // list repeats a job.
+        let hint = if what == "run list" {
+            " (one per job of the view: is a job listed twice?)"
+        } else {
+            ""
+        };
         return Err(Fail::Overflow(format!(
-            "the {what} has {n} entries, more than the host's room for {}",
+            "the {what} has {n} entries, more than the host's room for {}{hint}",
             out.cap
         )));
     }
@@ -882,6 +889,23 @@ pub const fn disk_table<T: DiskManager + Default>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run list longer than the view's jobs repeats one: the error says so.
+    #[test]
+    fn a_run_list_longer_than_the_jobs_is_said_to_repeat_one() {
+        let mut room = [abi::RunEntry::default()];
+        let mut out = ArrayOut::new(&mut room);
+        let twice = [abi::RunEntry::default(); 2];
+        match write_out(&mut out, twice.iter().copied(), "run list") {
+            Err(Fail::Overflow(m)) => assert_eq!(
+                m,
+                "the run list has 2 entries, more than the host's room for 1 \
+                 (one per job of the view: is a job listed twice?)"
+            ),
+            _ => panic!("a list of 2 fits a room of 1"),
+        }
+        assert_eq!(out.len, 0);
+    }
 
     fn written(buf: &[u8], span: (usize, usize)) -> &str {
         std::str::from_utf8(&buf[span.0..span.0 + span.1]).unwrap()
