@@ -28,10 +28,10 @@ fn fill_reason(req: &ServerRequest, sent: &[Candidate], cand: &Candidate) -> Opt
     let left = seconds_to_fill(req, sent, cand.rsc);
     if left <= 0.0 {
         return Some(
-            Reason::new(format!(
-                "request filled: the {} jobs sent cover it",
-                sent.len()
-            ))
+            Reason::new(match sent.len() {
+                1 => "request filled: the 1 job sent covers it".to_string(),
+                n => format!("request filled: the {n} jobs sent cover it"),
+            })
             .with("to_fill_s", left),
         );
     }
