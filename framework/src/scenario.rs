@@ -1080,6 +1080,9 @@ pub fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
 
 /// A number as a person reads it: plain, or in exponent form when tiny or huge.
 fn num(v: f64) -> String {
+    // To 15 significant digits: a value made from another (days to
+    // seconds) shows as 0.864, not 0.8640000000000001.
+    let v = format!("{v:.14e}").parse::<f64>().unwrap_or(v);
     if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e9) {
         format!("{v:e}")
     } else {
@@ -1143,6 +1146,13 @@ name = "main"
 flops_estimate = 1e12
 flops_mean = 1e12
 "#;
+
+    #[test]
+    fn numbers_in_messages_show_no_rounding_noise() {
+        assert_eq!(num(1e-5 * 86400.0), "0.864");
+        assert_eq!(num(59.9999999999999), "59.9999999999999");
+        assert_eq!(num(1e300), "1e300");
+    }
 
     #[test]
     fn more_jobs_queued_at_the_start_than_the_bound_are_refused() {
