@@ -44,6 +44,7 @@
 #![forbid(unsafe_code)]
 
 mod api;
+mod charged;
 mod frame;
 mod limits;
 
@@ -56,7 +57,9 @@ use rhai::packages::{
     BasicArrayPackage, BasicMapPackage, BasicMathPackage, BitFieldPackage, CorePackage,
     LogicPackage, MoreStringPackage, Package,
 };
-use rhai::{Caches, Dynamic, Engine, EvalAltResult, FuncArgs, Position, Scope, AST};
+use rhai::{
+    Caches, Dynamic, Engine, EvalAltResult, FuncArgs, ImmutableString, Position, Scope, AST,
+};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -111,12 +114,29 @@ rhai::def_package! {
     {}
 }
 
-fn build_engine() -> (Engine, Vec<DocEntry>) {
+pub(crate) fn build_engine() -> (Engine, Vec<DocEntry>) {
     // `Engine::new` less its module resolver (scripts import nothing) and
     // its print handlers (replaced below).
     let mut e = Engine::new_raw();
     e.set_max_strings_interned(256);
     PolicyPackage::new().register_into_engine(&mut e);
+    // rhai's functions whose cost grows with their operands, charged (see
+    // `charged`): they shadow the package's.
+    let charged = charged::charged(|| {
+        let mut plain = Engine::new_raw();
+        PolicyPackage::new().register_into_engine(&mut plain);
+        plain.set_fast_operators(false);
+        plain
+    });
+    e.register_global_module(charged.module.clone());
+    // The strings' package makes a blob from a string: the one way to the
+    // blobs the package above leaves out.
+    e.register_fn(
+        "to_blob",
+        |_: ImmutableString| -> Result<Dynamic, Box<EvalAltResult>> {
+            Err("`to_blob`: blobs (byte arrays) are not available to policies".into())
+        },
+    );
     e.set_max_operations(limits::RHAI_MAX_OPERATIONS);
     e.set_max_call_levels(limits::RHAI_MAX_CALL_LEVELS);
     e.set_max_expr_depths(64, 64);
@@ -1391,9 +1411,13 @@ pub fn api_reference() -> String {
     out.push_str("Everything a policy script can read or build, beyond rhai's standard library (arithmetic, strings, arrays, maps, `min`/`max`, `sort`, closures; not its blobs, byte arrays whose growth the limits below could not place on a line). Handles (`View`, `Job`, `Project`, ...) are read-only and valid only during the hook call that received them; a `Job` kept in `this` is looked up again by id.\n\n");
     out.push_str("Resources are numbered: `0` is the CPU, `1 + k` the host's k-th GPU type. Projects are numbered in the scenario's order. Times are simulated seconds since the start of the run.\n\n");
     out.push_str(&format!(
-        "Limits per hook call: {} operations, where an operation that allocates (`+`, `+=`, `append` and `pad` of strings and arrays) counts one more per {} bytes it writes (an element counts 16); {} s of wall-clock time (a backstop for the operations whose cost rhai does not count, such as comparing or copying a large array); {} nested calls; strings of {} bytes, arrays of {} elements, maps of {} entries, each value with the values nested in it. A map grown by `m[key] = x` is checked at the next use of a variable, and the state `this` in full after every call. A limit's error names the script, the line that hit it and the limit. Three of rhai's own checks keep no line, and their error names the hook instead: an array or map literal over its limit (`a = [a, a]` in a loop), a string built by interpolation over its limit (`` s = `${{s}}${{s}}` `` in a loop), and a recursion whose deepest call uses no variable (`fn f() {{ f() }}`); a recursion that uses one stops at that use, and the message counts the calls of each function once (`` `depth` (47 times) ``). A comparator's error in `sort` fails the call. `log` keeps at most {} lines a run (the run's log, or standard error where a hook has no view) and then says that later lines were dropped.\n\n",
+        "Limits per hook call: {} operations, where an operation that allocates (`+`, `+=`, `append` and `pad` of strings and arrays) counts one more per {} bytes it writes (an element counts 16), and every other function of rhai's whose cost grows with its operands (`split`, `to_chars`, `replace`, `index_of`, `contains`, `in`, `==` and `<` of strings, `==` of arrays and maps, `keys`, `values`, `sort`, `filter`, `map`, `to_string` of an array, ...) counts one more per {} bytes of its operands and result (an element counts {}, a map entry {}, {} times that in a function that compares or formats each; a sort without comparator, one per element and pass); {} s of wall-clock time (a backstop for the costs that no function pays: the copy of an array or map made by reading a variable, as in `let t = a;` or passing `a` to a script function, and indexing a string, `s[i]`); {} nested calls; strings of {} bytes, arrays of {} elements, maps of {} entries, each value with the values nested in it. A map grown by `m[key] = x` is checked at the next use of a variable, and the state `this` in full after every call. A limit's error names the script, the line that hit it and the limit. Three of rhai's own checks keep no line, and their error names the hook instead: an array or map literal over its limit (`a = [a, a]` in a loop), a string built by interpolation over its limit (`` s = `${{s}}${{s}}` `` in a loop), and a recursion whose deepest call uses no variable (`fn f() {{ f() }}`); a recursion that uses one stops at that use, and the message counts the calls of each function once (`` `depth` (47 times) ``). A comparator's error in `sort` fails the call. `log` keeps at most {} lines a run (the run's log, or standard error where a hook has no view) and then says that later lines were dropped.\n\n",
         MAX_OPERATIONS,
         BYTES_PER_OPERATION,
+        BYTES_PER_OPERATION,
+        charged::ELEMENT_BYTES,
+        charged::ENTRY_BYTES,
+        charged::CALLING_FACTOR,
         MAX_CALL_SECONDS,
         api::MAX_CALL_LEVELS,
         api::MAX_STRING_SIZE,
@@ -1483,3 +1507,43 @@ fn schedule(v) {
 ```
 
 "#;
+
+#[cfg(test)]
+mod charged_tests {
+    use super::*;
+
+    #[test]
+    fn the_sized_functions_of_the_packages_are_charged() {
+        let (engine, _) = build_engine();
+        let c = charged::charged(|| unreachable!("made by build_engine"));
+        for want in [
+            "split(string: &mut string, delimiter: string)",
+            "to_chars(string: string)",
+            "==(array1: &mut array, array2: array)",
+            "==(map1: &mut map, map2: map)",
+            "==(string, string)",
+            "contains(array: &mut array, value: Dynamic)",
+            "index_of(string: string, find_string: string)",
+            "keys(map: &mut map)",
+            "values(map: &mut map)",
+            "sort(array: &mut array)",
+            "to_string(array: &mut array)",
+            "replace(string: &mut string, find_string: string, substitute_string: string)",
+        ] {
+            assert!(
+                c.signatures.iter().any(|s| s.starts_with(want)),
+                "`{want}` is not charged"
+            );
+        }
+        assert!(c.left.is_empty(), "left uncharged: {:?}", c.left);
+        // In the engine, each call resolves to a wrapper (or to one of
+        // `limits::register`'s functions), not to the package's own.
+        for sig in &c.signatures {
+            let Some((name, types)) = charged::parse_signature(sig) else {
+                continue; // (rhai's built-in operators)
+            };
+            let f = charged::resolve(&engine, &name, &types).unwrap_or_else(|| panic!("{sig}"));
+            assert!(f.get_plugin_fn().is_none(), "{sig} resolves to rhai's own");
+        }
+    }
+}

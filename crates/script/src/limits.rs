@@ -8,14 +8,21 @@
 //!   and arrays) also counts one operation per [`BYTES_PER_OPERATION`]
 //!   bytes it writes (an array element or map entry counts as 16 bytes),
 //!   charged to the call's budget and checked by the progress callback;
+//! - every other function of rhai's packages whose cost grows with its
+//!   operands (`split`, `to_chars`, `replace`, `index_of`, `contains`,
+//!   `==` of arrays, maps and strings, `keys`, `values`, `sort`, `filter`,
+//!   `to_string` of an array...) counts the same way what it reads and
+//!   writes (see `charged`);
 //! - a variable's map (and `this`) is checked at every [`CHECK_EVERY`]-th
 //!   use of a variable, its entries against the map limit, and every
 //!   [`FULL_CHECK_EVERY`]-th its whole size (nested values too);
 //! - the state `this` is checked in full after every call, so that it
 //!   cannot grow from one call to the next;
 //! - a call that computes for more than [`MAX_CALL_SECONDS`] of wall-clock
-//!   time is stopped: a backstop for the operations whose cost rhai does
-//!   not see (comparing or copying a large array is one operation);
+//!   time is stopped: a backstop for the costs that no function pays, and
+//!   so no charge sees: the copy rhai makes of an array or map when it
+//!   reads a variable (`let t = a;`, passing `a` to a script function),
+//!   and indexing a string (`s[i]` walks its characters);
 //! - calls nested deeper than [`MAX_CALL_LEVELS`] stop at their first use of
 //!   a variable. rhai's own check (one level deeper, a backstop) raises an
 //!   error whose position each returning call overwrites, so it names no line.
@@ -102,7 +109,7 @@ impl Drop for CallGuard {
 }
 
 /// Charges an allocation of `bytes` to the call.
-fn charge(bytes: u64) {
+pub(crate) fn charge(bytes: u64) {
     BUDGET.with(|b| {
         let mut x = b.get();
         x.charged = x.charged.saturating_add(bytes / BYTES_PER_OPERATION);

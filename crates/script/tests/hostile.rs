@@ -271,6 +271,19 @@ fn blobs_are_not_there_to_grow() {
     );
     let e = run_error("cpu", &p);
     assert_has(&e, &[&format!("{p}:2:"), "Function not found: blob"]);
+    // Nor are they made from a string (the strings' package has `to_blob`).
+    let p = script(
+        "to_blob.rhai",
+        "fn schedule(v) {\n    let b = \"ab\".to_blob();\n    loop { b += b; }\n}\n",
+    );
+    let e = run_error("cpu", &p);
+    assert_has(
+        &e,
+        &[
+            &format!("{p}:2:"),
+            "blobs (byte arrays) are not available to policies",
+        ],
+    );
 }
 
 #[test]
@@ -483,6 +496,112 @@ fn schedule(v) {
     c.sort(); check(c, [1, 2, 3]);
     let m = #{}; m["x"] = 1; m.y = 2; check(m.len(), 2); check(m["z"], ());
     check(m.len(), 2);
+    []
+}
+"#,
+    );
+    run(&format!("cpu={p}")).unwrap();
+}
+
+/// The message of a call stopped by its operations (not by its time).
+const STOPPED_BY_OPERATIONS: &str = "stopped after 20000000 operations in one call";
+
+#[test]
+fn operations_whose_cost_grows_with_their_operands_are_charged() {
+    // Each loop repeats one operation on large values, which rhai counts as
+    // one operation: the budget must stop it, at its line (8), with the
+    // message of operations, not of the wall clock (which, before these
+    // were charged, stopped each after 5 s or more). Each case takes under
+    // 0.4 s in a release build and under 0.9 s in a debug one; the bound
+    // leaves room for a loaded machine.
+    let cases = [
+        ("split_empty", "let t = s.split(\"\");"),
+        ("to_chars", "let t = s.to_chars();"),
+        ("split", "let t = s.split(\"q\");"),
+        ("replace", "s.replace(\"q\", \"r\");"),
+        ("index_of_str", "let t = s.index_of(\"q\");"),
+        ("contains_str", "let t = s.contains(\"q\");"),
+        ("str_eq", "let t = s == u;"),
+        ("str_lt", "let t = s < u;"),
+        ("str_len", "let t = s.len();"),
+        ("sub_string", "let t = s.sub_string(1);"),
+        ("str_plus_int", "let t = s + 1;"),
+        ("arr_eq", "let t = a == b;"),
+        ("arr_ne", "let t = a != b;"),
+        ("arr_contains", "let t = a.contains(-1);"),
+        ("arr_in", "let t = -1 in a;"),
+        ("arr_index_of", "let t = a.index_of(-1);"),
+        ("arr_sort", "a.sort();"),
+        ("arr_reverse", "a.reverse();"),
+        ("arr_extract", "let t = a.extract(0);"),
+        ("arr_dedup", "let t = b; t.dedup();"),
+        ("arr_to_string", "let t = c.to_string();"),
+        ("map_eq", "let t = m == n;"),
+        ("map_keys", "let t = m.keys();"),
+        ("map_values", "let t = m.values();"),
+        ("map_plus", "let t = m + n;"),
+    ];
+    let mut failed = Vec::new();
+    for (name, op) in cases {
+        let text = format!(
+            "fn schedule(v) {{\n    let s = \"\"; s.pad(60000, 'y'); let u = s + \"\";\n    let a = []; a.pad(50000, 1);\n    let b = []; b.pad(50000, 1); let c = []; c.pad(5000, 1);\n    let m = #{{}}; for i in 0..5000 {{ m[`k${{i}}`] = i; }}\n    let n = m;\n    loop {{\n        {op}\n    }}\n}}\n"
+        );
+        let p = script(&format!("charged_{name}.rhai"), &text);
+        let t = Instant::now();
+        let e = run_error("cpu", &p);
+        let took = t.elapsed();
+        if !e.contains(&format!("{p}:8:")) || !e.contains(STOPPED_BY_OPERATIONS) {
+            failed.push(format!("{name}: {e}"));
+        } else if took >= Duration::from_millis(2000) {
+            failed.push(format!(
+                "{name}: stopped by its operations, but after {took:?}"
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+#[test]
+fn the_charged_functions_keep_rhais_behaviour() {
+    let p = script(
+        "charged_behaviour.rhai",
+        r#"fn check(got, want) {
+    if got != want { throw `got ${got}, want ${want}`; }
+}
+fn schedule(v) {
+    check("abc".to_chars(), ['a', 'b', 'c']);
+    check("a,b".split(","), ["a", "b"]);
+    check("ab".split(""), ["", "a", "b", ""]);
+    let s = "hello"; s.replace("l", "L"); check(s, "heLLo");
+    check("hello".index_of("l"), 2);
+    check("hello" < "help", true);
+    check("hello" - "l", "heo");
+    check("x" + 1, "x1");
+    check([1, 2] == [1, 2], true);
+    check([1, 2] != [1, 3], true);
+    check([1, 2].contains(2), true);
+    check(2 in [1, 2], true);
+    check([1, 2, 3].index_of(3), 2);
+    let a = [3, 1, 2]; a.sort(); check(a, [1, 2, 3]);
+    a.reverse(); check(a, [3, 2, 1]);
+    check(a.filter(|x| x > 1), [3, 2]);
+    check(a.map(|x| x * 2), [6, 4, 2]);
+    let d = [1, 1, 2]; d.dedup(); check(d, [1, 2]);
+    check([1, 2, 3].extract(1), [2, 3]);
+    let m = #{ a: 1, b: 2 };
+    check(m.keys(), ["a", "b"]);
+    check(m.values(), [1, 2]);
+    check(m == #{ a: 1, b: 2 }, true);
+    check((m + #{ c: 3 }).len(), 3);
+    check(`${[1, 2]}`, "[1, 2]");
+    // A method that changes its object still fails on a constant.
+    const C = [3, 1, 2];
+    let failed = false;
+    try { C.sort(); } catch { failed = true; }
+    check(failed, true);
+    check(C, [3, 1, 2]);
+    // A method that only reads it does not.
+    check(C.contains(1), true);
     []
 }
 "#,
