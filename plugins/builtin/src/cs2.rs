@@ -14,7 +14,7 @@ use vcsim_blocks::key::Key;
 use vcsim_blocks::rr_sim::{self, RrResult};
 use vcsim_framework::explain::{clock, short_duration};
 use vcsim_framework::{
-    CpuScheduler, Job, JobState, PolicyResult, Ranking, Reason, RunList, RunMode, View,
+    CpuScheduler, JobState, PolicyResult, Ranking, Reason, RunList, RunMode, View,
 };
 
 #[derive(Default)]
@@ -31,8 +31,9 @@ pub struct Cs2 {
     jobs_of: Vec<Vec<usize>>,
     /// The debt pass's heap storage, kept between calls.
     order: Vec<(Key, Reverse<usize>)>,
-    /// The EDF pass's candidates, earliest deadline first.
+    /// The EDF pass's candidates, earliest deadline first, and their keys.
     edf: Vec<usize>,
+    edf_keys: Vec<(f64, bool, f64, usize)>,
     /// Per project, for its running, preempted and queued jobs: how far
     /// into `jobs_of` the debt pass has looked.
     cursor: Vec<[usize; 3]>,
@@ -84,18 +85,12 @@ impl CpuScheduler for Cs2 {
         // shrink. So one walk in EDF order (ties to the earlier job) makes
         // the picks that searching for the earliest each time would.
         let mut dm = self.misses.clone();
-        self.edf.clear();
-        self.edf
-            .extend((0..jobs.len()).filter(|&k| jobs[k].is_runnable() && dm[jobs[k].project] > 0));
-        self.edf.sort_by(|&a, &b| {
-            if edf_before(v, &jobs[a], &jobs[b]) {
-                std::cmp::Ordering::Less
-            } else if edf_before(v, &jobs[b], &jobs[a]) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        });
+        edf_order(
+            v,
+            (0..jobs.len()).filter(|&k| jobs[k].is_runnable() && dm[jobs[k].project] > 0),
+            &mut self.edf_keys,
+            &mut self.edf,
+        );
         for &k in &self.edf {
             let p = jobs[k].project;
             if dm[p] == 0 || !cap.fits(&jobs[k]) {
@@ -328,18 +323,39 @@ impl Cs2 {
     }
 }
 
-/// Earliest deadline first; on a tie the shorter remaining estimate, but
-/// never an unstarted job before a started one.
-fn edf_before(v: &View, a: &Job, b: &Job) -> bool {
-    if a.deadline != b.deadline {
-        return a.deadline < b.deadline;
+/// The jobs `candidates` (view indices) into `out` in EDF order: earliest
+/// deadline first; on a tie a started job before an unstarted one, then the
+/// shorter remaining estimate (an estimate that fails counts as infinite);
+/// then the earlier job. The estimates are asked once each, and only of
+/// jobs that tie (a queue of 100,000 late jobs with a few deadlines asked
+/// two per comparison: a third of the run). `keys` is scratch.
+fn edf_order(
+    v: &View,
+    candidates: impl Iterator<Item = usize>,
+    keys: &mut Vec<(f64, bool, f64, usize)>,
+    out: &mut Vec<usize>,
+) {
+    let jobs = v.jobs();
+    let by = |a: f64, b: f64| a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal);
+    keys.clear();
+    keys.extend(candidates.map(|k| (jobs[k].deadline, !jobs[k].has_started(), 0.0, k)));
+    // Stable sorts: ties keep the list's order.
+    keys.sort_by(|a, b| by(a.0, b.0).then(a.1.cmp(&b.1)));
+    let mut i = 0;
+    while i < keys.len() {
+        let tie = |k: &(f64, bool, f64, usize)| by(k.0, keys[i].0).is_eq() && k.1 == keys[i].1;
+        let n = keys[i..].iter().take_while(|k| tie(k)).count();
+        if n > 1 {
+            let run = &mut keys[i..i + n];
+            for k in run.iter_mut() {
+                k.2 = v.remaining_seconds(&jobs[k.3]).unwrap_or(f64::INFINITY);
+            }
+            run.sort_by(|a, b| by(a.2, b.2));
+        }
+        i += n;
     }
-    if a.has_started() != b.has_started() {
-        return a.has_started();
-    }
-    let ra = v.remaining_seconds(a).unwrap_or(f64::INFINITY);
-    let rb = v.remaining_seconds(b).unwrap_or(f64::INFINITY);
-    ra < rb
+    out.clear();
+    out.extend(keys.iter().map(|k| k.3));
 }
 
 /// BOINC 2007's `enforce_schedule`: start listed jobs where instances are
