@@ -246,21 +246,26 @@ fn errors_name_file_element_and_line() {
 fn a_value_that_extreme_inputs_make_infinite_names_its_key_and_input() {
     // An app version of 1e-300 FLOPS: its jobs' FLOPs, scaled to the host's
     // speed, overflow. TOML cannot hold the result; the error says which.
-    let dir = tmp("extreme-flops");
-    copy_dir(&fixture("today"), &dir);
-    let cs = dir.join("client_state.xml");
-    let text = std::fs::read_to_string(&cs).unwrap();
+    let (dir, text) = today_with("extreme-flops", |t| {
+        t.replacen("<flops>4e9</flops>", "<flops>1e-300</flops>", 1)
+    });
     assert!(text.contains("<flops>4e9</flops>"));
-    std::fs::write(
-        &cs,
-        text.replacen("<flops>4e9</flops>", "<flops>1e-300</flops>", 1),
-    )
-    .unwrap();
     let e = import_path(&dir).unwrap_err();
     let m = e.to_string();
     assert!(m.contains("`flops_estimate` would be inf"), "{m}");
     assert!(m.contains("the app version's <flops> at line"), "{m}");
     assert!(m.contains("an input is out of range"), "{m}");
+}
+
+/// A copy of the `today` fixture in a fresh directory `name`, its
+/// `client_state.xml` edited by `edit`: the directory and the text before.
+fn today_with(name: &str, edit: impl FnOnce(&str) -> String) -> (PathBuf, String) {
+    let dir = tmp(name);
+    copy_dir(&fixture("today"), &dir);
+    let cs = dir.join("client_state.xml");
+    let text = std::fs::read_to_string(&cs).unwrap();
+    std::fs::write(&cs, edit(&text)).unwrap();
+    (dir, text)
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -843,15 +848,14 @@ fn hostile_app_config_is_linear() {
 /// names the key and the line it came from.
 #[test]
 fn a_control_character_in_a_name_names_its_key_and_line() {
-    let dir = tmp("newline-name");
-    copy_dir(&fixture("today"), &dir);
-    let cs = dir.join("client_state.xml");
-    let text = std::fs::read_to_string(&cs).unwrap();
-    let at = text.find("<project_name>").expect("a <project_name>") + "<project_name>".len();
-    let mut edited = text.clone();
-    edited.insert_str(at, "two&#10;lines ");
-    std::fs::write(&cs, edited).unwrap();
-    let line = text[..at].lines().count();
+    let tag = "<project_name>";
+    let after_tag = |t: &str| t.find(tag).expect("a <project_name>") + tag.len();
+    let (dir, text) = today_with("newline-name", |t| {
+        let mut edited = t.to_string();
+        edited.insert_str(after_tag(t), "two&#10;lines ");
+        edited
+    });
+    let line = text[..after_tag(&text)].lines().count();
     let m = import_path(&dir).unwrap_err().to_string();
     assert!(m.contains("`name` holds the control character \\n"), "{m}");
     assert!(m.contains(&format!("line {line}")), "{m}");

@@ -427,9 +427,10 @@ fn job_width(j: &vcsim_framework::Job, rsc: Rsc) -> f64 {
 /// - all active jobs of a project run at one rate, so a project keeps the
 ///   work each has done since the start (`done`, brought up to date only at
 ///   its own events and when its rate changes, `stamp`) and its active jobs
-///   in a heap keyed by remaining time plus `done` at activation: its next
-///   job to finish is on top, and an event costs O(log J), however many
-///   jobs are active (a 256-CPU host has hundreds);
+///   keyed by remaining time plus `done` at activation (`ActiveJobs`: a
+///   sorted run, as keys mostly arrive in order, and a heap): its next job
+///   to finish is in front, and an event costs O(1), O(log J) for a key out
+///   of order, however many jobs are active (a 256-CPU host has hundreds);
 /// - a project's rate is `min(1, factor / nrrs) x ocf`. Below the full rate
 ///   it is proportional to 1 / nrrs, so on a virtual clock that runs at
 ///   `ocf / nrrs` it is the constant `factor`: a project running out of
@@ -612,7 +613,9 @@ fn run(v: &View, rsc: Rsc, buffer: f64, remaining: &[f64], rates: Rates, out: &m
         }
         sc.rem[kb] = 0.0;
         sc.active[kb] = false;
-        sc.deactivate(p, kb);
+        // It is p's next to finish (the finish came off p's latest
+        // `push_next`): taken from the front.
+        sc.pact[p].remove(kb);
         sc.active_width[p] -= sim[kb].width;
         busy -= sim[kb].width;
         if capped && at_cap(v, p, sc.active_jobs[p], &sc.active_app[p]) {
@@ -820,12 +823,6 @@ impl Scratch {
             self.done[p] += done;
         }
         self.stamp[p] = clock_now;
-    }
-
-    /// Takes finished job `k` out of p's active jobs. It is the one on top
-    /// (the finish came off p's latest `push_next`); the search is a guard.
-    fn deactivate(&mut self, p: usize, k: usize) {
-        self.pact[p].remove(k);
     }
 
     /// Sets p's rate from its share and active jobs now (BOINC's
