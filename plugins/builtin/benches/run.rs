@@ -76,8 +76,8 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    // A big host: the base scenario on 256 CPUs for 10 days (1.0 s on the
-    // development machine; 100 days take about 10 s). It makes about 850
+    // A big host: the base scenario on 256 CPUs for 10 days (0.9 s on the
+    // development machine; 100 days take about 8 s). It makes about 850
     // RPCs a day, one to three jobs each, and every RPC runs the round-robin
     // simulation of some 600 jobs: see the book's "Big hosts".
     let mut big = base.clone();
