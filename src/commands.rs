@@ -6,9 +6,7 @@ use crate::output;
 use crate::{Cli, Command, Failure, Format};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
-use vcsim_framework::{
-    run_spec, Family, PolicySpec, Registry, RunReport, Scenario, SimOptions, Stepping,
-};
+use vcsim_framework::{run_spec, Family, PolicySpec, Registry, Scenario, SimOptions, Stepping};
 use vcsim_sweep::MAX_REPLICATIONS;
 
 /// The base scenario, built in so that `vcsim` alone has something to run.
@@ -128,7 +126,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                     "--replications must be from 1 to {MAX_REPLICATIONS} (as in a sweep), found {replications}"
                 )));
             }
-            // Every run's report is kept until the table: as many as a sweep's.
+            // Every run's figures are kept until the table: as many runs as a sweep's.
             let runs = policy.len() as u64 * replications as u64;
             if runs > vcsim_sweep::MAX_RUNS {
                 return Err(Failure::input(format!(
@@ -276,7 +274,10 @@ pub fn run_comparison(
         .flat_map(|i| seeds.iter().map(move |s| (i, *s)))
         .collect();
     let pool = vcsim_sweep::threads::pool(jobs, cells.len()).map_err(Failure::input)?;
-    let results: Vec<Result<(RunReport, Vec<String>), String>> = pool.install(|| {
+    // Each report is cut to its figures as its run ends: with many projects
+    // a report is hundreds of KB, and a comparison makes up to a million.
+    let shapes = compare::Shapes::default();
+    let results: Vec<Result<(compare::Sample, Vec<String>), String>> = pool.install(|| {
         cells
             .par_iter()
             .map(|&(i, s)| {
@@ -284,11 +285,11 @@ pub fn run_comparison(
                     seed: Some(s),
                     ..Default::default()
                 };
-                run_spec(scn, reg, &specs[i], opts).map(|o| (o.report, o.warnings))
+                run_spec(scn, reg, &specs[i], opts).map(|o| (shapes.sample(&o.report), o.warnings))
             })
             .collect()
     });
-    let mut runs: Vec<Vec<RunReport>> = vec![Vec::new(); specs.len()];
+    let mut runs: Vec<Vec<compare::Sample>> = vec![Vec::new(); specs.len()];
     let mut errors: Vec<Option<String>> = vec![None; specs.len()];
     let mut warned: Vec<String> = Vec::new();
     for ((i, _), r) in cells.iter().zip(results) {
@@ -313,7 +314,7 @@ pub fn run_comparison(
     }
     let mut names: Vec<String> = Vec::new();
     let mut whole: Vec<String> = Vec::new();
-    let mut ran: Vec<Vec<RunReport>> = Vec::new();
+    let mut ran: Vec<Vec<compare::Sample>> = Vec::new();
     let mut failed: Vec<compare::FailedPolicy> = Vec::new();
     for ((spec, r), e) in specs.iter().zip(runs).zip(errors) {
         match e {
@@ -336,7 +337,7 @@ pub fn run_comparison(
             .collect();
         return Err(Failure::running(what.join("\n")));
     }
-    let mut c = compare::compare(&scn.name, &seeds, &names, &whole, &ran);
+    let mut c = compare::summarize(&scn.name, &seeds, &names, &whole, ran);
     c.failed = failed;
     Ok(c)
 }

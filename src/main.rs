@@ -286,7 +286,31 @@ fn main() -> ExitCode {
             return ExitCode::from(status);
         }
     };
-    match commands::dispatch(cli) {
+    // On a thread with a run's stack (see `STACK_BYTES`); where the system
+    // will not start one, on this thread, as before.
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(cli)));
+    let take = |s: &std::sync::Mutex<Option<Cli>>| {
+        s.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    };
+    let theirs = std::sync::Arc::clone(&slot);
+    let work = std::thread::Builder::new()
+        .name("vcsim".into())
+        .stack_size(vcsim_sweep::threads::stack_bytes())
+        .spawn(move || take(&theirs).map(commands::dispatch));
+    let outcome = match work {
+        Ok(handle) => match handle.join() {
+            Ok(outcome) => outcome,
+            // (The panic's message is already printed.)
+            Err(_) => return ExitCode::from(101),
+        },
+        Err(_) => take(&slot).map(commands::dispatch),
+    };
+    let Some(outcome) = outcome else {
+        return ExitCode::SUCCESS;
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) if f.status == 0 => ExitCode::SUCCESS,
         Err(f) => {

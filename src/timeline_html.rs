@@ -12,8 +12,9 @@
 //! and two plots under the lanes, on their time axis, show each project's
 //! share of the work done so far against its resource share, and what the
 //! scheduler ranks projects by. Their data is at most [`MAX_POINTS`]
-//! points each (the last of each time bucket), drawn one stroke per pixel
-//! column when zoomed out.
+//! points each (the last of each time bucket; fewer with hundreds of
+//! projects: [`max_points`]), drawn one stroke per pixel column when
+//! zoomed out.
 //!
 //! Lanes: the timeline records how much of each resource a stretch
 //! computed on, not which instances; the page assigns them ([`pack`]), so
@@ -86,7 +87,7 @@ struct Plot {
     /// The resource shares as fractions (the share plot's dashed lines).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     shares: Vec<f64>,
-    /// [time, value per project...]: at most [`MAX_POINTS`], the last of
+    /// [time, value per project...]: at most [`max_points`], the last of
     /// each time bucket when there were more.
     pts: Vec<Vec<f64>>,
     /// When bucketed, per point: the least and the greatest value each
@@ -99,6 +100,15 @@ struct Plot {
 
 /// The most points a plot embeds: a 100-day run stays a few MB.
 const MAX_POINTS: usize = 2000;
+/// The most values a plot embeds, all projects together: with 1,000
+/// projects, 2,000 points each made plots of 25 MB.
+const MAX_PLOT_VALUES: usize = 200_000;
+
+/// The points a plot of `np` projects may embed: [`MAX_POINTS`], fewer
+/// where that would pass [`MAX_PLOT_VALUES`] (100 at least).
+fn max_points(np: usize) -> usize {
+    (MAX_PLOT_VALUES / (np + 1)).clamp(100, MAX_POINTS)
+}
 /// The most records an RPC's hover keeps (a reply of many jobs has a
 /// verdict for each).
 const MAX_RPC_RECORDS: usize = 10;
@@ -533,7 +543,7 @@ fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64) -> Why {
     let shares: Vec<f64> = r.projects.iter().map(|p| p.share).collect();
     let total: f64 = shares.iter().sum();
     let share = (!fractions.is_empty()).then(|| {
-        let mut plot = downsample(&fractions, end, MAX_POINTS, false);
+        let mut plot = downsample(&fractions, end, max_points(np), false);
         plot.name = "share of the work done so far".into();
         plot.shares = shares
             .iter()
@@ -557,7 +567,7 @@ fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64) -> Why {
                 (*t, v)
             })
             .collect();
-        let mut plot = downsample(&values, end, MAX_POINTS, true);
+        let mut plot = downsample(&values, end, max_points(np), true);
         plot.name = names.join(" / ");
         plot
     });
@@ -636,15 +646,47 @@ fn render_marked(
         why,
         mark,
     };
-    // No `<` at all in the script element (names and reasons may hold
-    // anything): neither `</script>` nor `<!--` can change how it parses.
-    let data = serde_json::to_string(&page)
-        .unwrap_or_else(|_| "{}".into())
-        .replace('<', "\\u003c");
     let title = html_escape(&page.title);
-    TEMPLATE
-        .replace("{{TITLE}}", &title)
-        .replace("{{DATA}}", &data)
+    // Split first: a title may hold anything, `{{DATA}}` too.
+    let (before, after) = TEMPLATE.split_once("{{DATA}}").unwrap_or((TEMPLATE, ""));
+    let (before, after) = (
+        before.replace("{{TITLE}}", &title),
+        after.replace("{{TITLE}}", &title),
+    );
+    // The data is written straight into the page, not built and copied:
+    // a page of 100 MB (1,000 projects, 320 lanes) took four copies.
+    let mut out = NoLessThan(before.as_bytes().to_vec());
+    if serde_json::to_writer(&mut out, &page).is_err() {
+        out.0.truncate(before.len());
+        out.0.extend_from_slice(b"{}");
+    }
+    out.0.extend_from_slice(after.as_bytes());
+    // (Bytes of UTF-8 strings and ASCII only: still UTF-8.)
+    String::from_utf8(out.0).unwrap_or_default()
+}
+
+/// A writer that escapes every `<` as `\u003c` (valid in JSON strings, the
+/// one place a `<` can be): with no `<` in the script element (names and
+/// reasons may hold anything), neither `</script>` nor `<!--` can change
+/// how it parses. `<` is ASCII, so no UTF-8 sequence holds its byte.
+struct NoLessThan(Vec<u8>);
+
+impl std::io::Write for NoLessThan {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for part in buf.split_inclusive(|&b| b == b'<') {
+            match part.split_last() {
+                Some((b'<', rest)) => {
+                    self.0.extend_from_slice(rest);
+                    self.0.extend_from_slice(b"\\u003c");
+                }
+                _ => self.0.extend_from_slice(part),
+            }
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Two runs' pages one above the other (`vcsim diverge --timeline`): each

@@ -238,3 +238,30 @@ fn the_poll_deletes_a_queued_result_and_keeps_the_started_one() {
     assert_eq!(v["disk"]["bytes_deleted"].as_f64(), Some(10e6), "{out}");
     assert!(v["metrics"]["jobs_on_time"].as_u64().unwrap() >= 1, "{out}");
 }
+
+#[test]
+fn a_disk_manager_that_suspends_within_the_limit_is_not_said_to_be_over_it() {
+    // The script suspends at every poll though nothing is over the limit:
+    // the note says who decided, not that the user's limit was passed.
+    let dir = std::env::temp_dir().join(format!("vcsim-disk-{}-suspender", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("suspender.rhai");
+    std::fs::write(
+        &script,
+        "fn free_space(v, p) { 1e9 }\nfn enforces() { true }\nfn poll(v) { #{ suspend: true } }\n",
+    )
+    .unwrap();
+    let (_, err) = ok(&[
+        "run",
+        "scenarios/disk-tight.toml",
+        "--policy",
+        &format!("disk={}", script.display()),
+        "--set",
+        "duration_days=1",
+    ]);
+    assert!(
+        err.contains("the disk manager suspends computation (BOINC uses"),
+        "{err}"
+    );
+    assert!(!err.contains("more than the"), "{err}");
+}

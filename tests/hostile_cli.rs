@@ -59,6 +59,32 @@ fn threads_that_cannot_start_are_an_error_with_status_2_not_a_panic() {
 }
 
 #[test]
+fn a_script_that_nests_arrays_deeper_and_deeper_fails_without_aborting() {
+    // rhai walks, copies and drops nested arrays recursively: on a worker
+    // thread's default 2 MB stack this aborted `compare` (signal 6).
+    let dir = temp_dir("nesting");
+    let script = dir.join("nest.rhai");
+    std::fs::write(
+        &script,
+        "fn schedule(v) { let a = []; loop { a = [[[[[[[[[[[[[[[[a]]]]]]]]]]]]]]]]; } }\n",
+    )
+    .unwrap();
+    let r = timed(vcsim(&[
+        "compare",
+        "scenarios/paper-base.toml",
+        "--policy",
+        &s(&script),
+        "--policy",
+        "CS2_WF2_WS2_JC2",
+        "--set",
+        "duration_days=0.01",
+        "--replications",
+        "2",
+    ]));
+    r.fails_with(1, &["nest.rhai", "schedule"]);
+}
+
+#[test]
 fn a_huge_jobs_is_capped_at_the_number_of_runs() {
     let dir = temp_dir("hostile-jobs");
     let scn = short_scenario(&dir, "scenarios/outages.toml", |t| t);
@@ -710,6 +736,32 @@ fn a_reason_with_a_line_break_stays_on_its_record_line() {
     assert!(
         !out.lines()
             .any(|l| l.starts_with("0d 00:00:00  cpu      FORGED")),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_script_past_its_size_bound_is_refused_and_a_byte_order_mark_ignored() {
+    // 100,000 `let`s (1.6 MB) took 53 s to compile: refused at once, with
+    // the bound. A file that a Windows editor saved starts with U+FEFF,
+    // which rhai refused as an unexpected character.
+    let dir = temp_dir("hostile-script-size");
+    let big = dir.join("lets.rhai");
+    let lets: String = (0..100_000).map(|i| format!("let a{i} = {i};\n")).collect();
+    std::fs::write(&big, format!("{lets}fn schedule(v) {{\n    []\n}}\n")).unwrap();
+    timed(vcsim(&["check", &s(&big)])).fails_with(
+        2,
+        &["lets.rhai: ", "bytes, more than a script's 32768", "square"],
+    );
+    let bom = dir.join("bom.rhai");
+    std::fs::write(
+        &bom,
+        "\u{feff}//! Saved by a Windows editor.\nfn schedule(v) {\n    v.runnable_jobs.filter(|j| j.is_running)\n}\n",
+    )
+    .unwrap();
+    let out = timed(vcsim(&["check", &s(&bom)])).succeeds();
+    assert!(
+        out.contains("valid rhai policy for cpu (Saved by a Windows editor.)"),
         "{out}"
     );
 }

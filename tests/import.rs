@@ -242,19 +242,498 @@ fn errors_name_file_element_and_line() {
     }
 }
 
+/// An app version of 1e-300 FLOPS, whose jobs' FLOPs scaled to the host's
+/// speed overflowed ("`flops_estimate` would be inf"), is refused at its
+/// line, with the bounds it breaks.
 #[test]
-fn a_value_that_extreme_inputs_make_infinite_names_its_key_and_input() {
-    // An app version of 1e-300 FLOPS: its jobs' FLOPs, scaled to the host's
-    // speed, overflow. TOML cannot hold the result; the error says which.
+fn an_app_versions_flops_out_of_bounds_is_refused_at_its_line() {
     let (dir, text) = today_with("extreme-flops", |t| {
         t.replacen("<flops>4e9</flops>", "<flops>1e-300</flops>", 1)
     });
-    assert!(text.contains("<flops>4e9</flops>"));
     let e = import_path(&dir).unwrap_err();
     let m = e.to_string();
-    assert!(m.contains("`flops_estimate` would be inf"), "{m}");
-    assert!(m.contains("the app version's <flops> at line"), "{m}");
-    assert!(m.contains("an input is out of range"), "{m}");
+    assert_eq!(e.line, Some(line_of(&text, "<flops>4e9</flops>")), "{m}");
+    assert_eq!(e.element.as_deref(), Some("flops"), "{m}");
+    assert!(
+        m.contains("1e-300 FLOPS is less than 1000 FLOPS, the bounds of vcsim's devices"),
+        "{m}"
+    );
+    assert!(!m.contains("would be inf"), "{m}");
+}
+
+/// The 1-based line of the first `what` in `text`.
+fn line_of(text: &str, what: &str) -> usize {
+    text[..text.find(what).unwrap_or_else(|| panic!("no {what}"))]
+        .matches('\n')
+        .count()
+        + 1
+}
+
+/// A copy of fixture set `set` in a fresh directory `name`, each
+/// `(file, from, to)` replacing the first `from` in that file (which must
+/// hold it): the directory.
+fn fixture_with(set: &str, name: &str, edits: &[(&str, &str, &str)]) -> PathBuf {
+    let dir = tmp(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&fixture(set), &dir);
+    for (file, from, to) in edits {
+        let p = dir.join(file);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains(from), "{file} has no {from}");
+        std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+    }
+    dir
+}
+
+const GAMMA_CFG: &str = "projects/gamma.example.org_gamma/app_config.xml";
+
+/// BOINC's parsers read an element's children in a loop that overwrites
+/// the value at each one: of a repeated element the last counts. So it does
+/// in vcsim, with a warning naming the element and its lines (the first
+/// used to win, silently).
+#[test]
+fn a_repeated_element_keeps_the_last_with_a_warning() {
+    let dir = fixture_with(
+        "host",
+        "repeated",
+        &[
+            (
+                "client_state.xml",
+                "<p_ncpus>8</p_ncpus>",
+                "<p_ncpus>8</p_ncpus>\n    <p_ncpus>6</p_ncpus>",
+            ),
+            (
+                "client_state.xml",
+                "<p_fpops>4.5e9</p_fpops>",
+                "<p_fpops>4.5e9</p_fpops><p_fpops>3e9</p_fpops>",
+            ),
+            (
+                "client_state.xml",
+                "<resource_share>200</resource_share>",
+                "<resource_share>200</resource_share>\n<resource_share>50</resource_share>\n<resource_share>70</resource_share>",
+            ),
+            (
+                "global_prefs.xml",
+                "<disk_max_used_gb>40</disk_max_used_gb>",
+                "<disk_max_used_gb>40</disk_max_used_gb>\n<disk_max_used_gb>30</disk_max_used_gb>",
+            ),
+        ],
+    );
+    let imp = import_path(&dir).unwrap();
+    round_trip(&imp);
+    let s = &imp.scenario;
+    assert_eq!((s.host.ncpus, s.host.cpu_flops), (6, 3e9));
+    assert_eq!(s.projects[0].resource_share, 70.0);
+    assert_eq!(s.client.disk_max_used_gb, 30.0);
+    let w = imp.warnings.join("\n");
+    for t in [
+        "client_state.xml: <host_info> at line 4 has <p_ncpus> twice (lines 8 and 9): the last, at line 9, is used, as BOINC's parser does",
+        "client_state.xml: <host_info> at line 4 has <p_fpops> twice on line 12: the last is used",
+        "client_state.xml: <project> at line 46 has <resource_share> 3 times (lines 52 to 54): the last, at line 54, is used",
+        "global_prefs.xml: <global_preferences> at line 1 has <disk_max_used_gb> twice (lines 12 and 13)",
+    ] {
+        assert!(w.contains(t), "no warning says {t}:\n{w}");
+    }
+
+    // app_config.xml, a second <host_info>, and the 2007 simulator's host.
+    let dir = fixture_with(
+        "today",
+        "repeated-today",
+        &[
+            (
+                GAMMA_CFG,
+                "<avg_ncpus>4</avg_ncpus>",
+                "<avg_ncpus>4</avg_ncpus>\n<avg_ncpus>2</avg_ncpus>",
+            ),
+            (
+                "client_state.xml",
+                "<time_stats>",
+                "<host_info><p_ncpus>6</p_ncpus><p_fpops>4e9</p_fpops></host_info>\n<time_stats>",
+            ),
+        ],
+    );
+    let imp = import_path(&dir).unwrap();
+    let s = &imp.scenario;
+    assert_eq!(s.host.ncpus, 6);
+    assert_eq!(s.host.gpus.len(), 0, "the second <host_info> has no GPU");
+    let mt = s.projects[0]
+        .apps
+        .iter()
+        .find(|a| a.name == "sim/mt")
+        .unwrap();
+    assert_eq!(mt.cpus, 2.0);
+    let w = imp.warnings.join("\n");
+    for t in [
+        "projects/gamma.example.org_gamma/app_config.xml: <app_version> at line 14 has <avg_ncpus> twice (lines 17 and 18)",
+        "client_state.xml: <client_state> has <host_info> twice (lines 5 and 17): the last, at line 17, is used",
+    ] {
+        assert!(w.contains(t), "no warning says {t}:\n{w}");
+    }
+    let dir = fixture_with(
+        "sim2007",
+        "repeated-sim2007",
+        &[(
+            "sim_host.xml",
+            "<p_ncpus>2</p_ncpus>",
+            "<p_ncpus>2</p_ncpus><p_ncpus>4</p_ncpus>",
+        )],
+    );
+    let imp = import_path(&dir).unwrap();
+    assert_eq!(imp.scenario.host.ncpus, 4);
+    let w = imp.warnings.join("\n");
+    assert!(
+        w.contains(
+            "sim_host.xml: <host> at line 1 has <p_ncpus> twice on line 2: the last is used"
+        ),
+        "{w}"
+    );
+}
+
+/// A UTF-16 (or UTF-32) file was "malformed XML: text before the root
+/// element at 1:1": it is named, with the encoding vcsim reads.
+#[test]
+fn a_utf16_file_is_named_as_such() {
+    let text = std::fs::read_to_string(fixture("today/client_state.xml")).unwrap();
+    let utf16 = |bom: bool, le: bool| -> Vec<u8> {
+        let mut b = Vec::new();
+        let units = (if bom { "\u{feff}" } else { "" })
+            .encode_utf16()
+            .chain(text.encode_utf16());
+        for u in units {
+            b.extend(if le { u.to_le_bytes() } else { u.to_be_bytes() });
+        }
+        b
+    };
+    let utf32le: Vec<u8> = "\u{feff}"
+        .chars()
+        .chain(text.chars())
+        .flat_map(|c| (c as u32).to_le_bytes())
+        .collect();
+    for (bytes, enc, how) in [
+        (
+            utf16(true, true),
+            "UTF-16 (UTF-16LE, with a byte-order mark)",
+            "UTF-16LE",
+        ),
+        (
+            utf16(true, false),
+            "UTF-16 (UTF-16BE, with a byte-order mark)",
+            "UTF-16BE",
+        ),
+        (
+            utf16(false, true),
+            "UTF-16 (UTF-16LE, told by its NUL bytes)",
+            "UTF-16LE",
+        ),
+        (
+            utf32le,
+            "UTF-32 (UTF-32LE, with a byte-order mark)",
+            "UTF-32LE",
+        ),
+    ] {
+        let p = tmp(&format!("wide-{how}-{}.xml", bytes.len()));
+        std::fs::write(&p, &bytes).unwrap();
+        let e = import_path(&p).unwrap_err();
+        let m = e.to_string();
+        assert_eq!(e.line, Some(1), "{m}");
+        assert!(
+            m.contains(&format!("the file is {enc}: vcsim reads UTF-8, the encoding BOINC writes; convert it, for example with `iconv -f {how} -t UTF-8`")),
+            "{m}"
+        );
+    }
+    // An app_config.xml too, named with its own path.
+    let dir = fixture_with("today", "utf16-app-config", &[]);
+    let cfg = dir.join(GAMMA_CFG);
+    let t = std::fs::read_to_string(&cfg).unwrap();
+    let b: Vec<u8> = "\u{feff}"
+        .encode_utf16()
+        .chain(t.encode_utf16())
+        .flat_map(|u| u.to_le_bytes())
+        .collect();
+    std::fs::write(&cfg, b).unwrap();
+    let e = import_path(&dir).unwrap_err();
+    assert_eq!(e.file, cfg, "{e}");
+    assert!(e.message.contains("the file is UTF-16"), "{e}");
+}
+
+/// A declared ISO-8859-1 (latin1, US-ASCII) file was decoded as UTF-8,
+/// its accented letters replaced: it is decoded as declared. Another
+/// declared encoding is named, in a warning if its bytes are UTF-8, in an
+/// error otherwise.
+#[test]
+fn a_declared_latin1_file_is_decoded() {
+    let dir = fixture_with("today", "latin1", &[]);
+    let cs = dir.join("client_state.xml");
+    let text = std::fs::read_to_string(&cs)
+        .unwrap()
+        .replacen("encoding=\"UTF-8\"", "encoding=\"ISO-8859-1\"", 1)
+        .replacen("Gamma@Home", "G\u{e4}mma@H\u{f4}me", 1);
+    let latin1: Vec<u8> = text.chars().map(|c| c as u32 as u8).collect();
+    assert!(std::str::from_utf8(&latin1).is_err());
+    std::fs::write(&cs, &latin1).unwrap();
+    let cfg = dir.join(GAMMA_CFG);
+    let t = std::fs::read_to_string(&cfg).unwrap();
+    let mut b = b"<?xml version='1.0' encoding='latin1'?>\n".to_vec();
+    b.extend(
+        t.replacen("--nthreads 4", "--nthreads 4 \u{e9}", 1)
+            .chars()
+            .map(|c| c as u32 as u8),
+    );
+    std::fs::write(&cfg, b).unwrap();
+    let imp = import_path(&dir).unwrap();
+    round_trip(&imp);
+    assert_eq!(imp.scenario.projects[0].name, "G\u{e4}mma@H\u{f4}me");
+    let w = imp.warnings.join("\n");
+    assert!(!w.contains("UTF-8"), "{w}");
+
+    // US-ASCII is ISO-8859-1's first half.
+    let ascii = std::fs::read_to_string(fixture("today/client_state.xml"))
+        .unwrap()
+        .replacen("UTF-8", "US-ASCII", 1);
+    let p = tmp("ascii-client_state.xml");
+    std::fs::write(&p, ascii).unwrap();
+    assert!(import_path(&p).is_ok());
+
+    // Another encoding: a warning while the bytes are UTF-8, then an error
+    // at the line of the first byte that is not.
+    let sjis = std::fs::read_to_string(fixture("today/client_state.xml"))
+        .unwrap()
+        .replacen("UTF-8", "Shift_JIS", 1);
+    let p = tmp("sjis-client_state.xml");
+    std::fs::write(&p, &sjis).unwrap();
+    let w = import_path(&p).unwrap().warnings.join("\n");
+    assert!(
+        w.contains("the XML declaration at line 1 names encoding `Shift_JIS`, which vcsim does not decode; the bytes are valid UTF-8"),
+        "{w}"
+    );
+    let mut bytes = sjis.into_bytes();
+    let at = line_of(std::str::from_utf8(&bytes).unwrap(), "<project_name>");
+    let i = bytes
+        .windows(14)
+        .position(|w| w == b"<project_name>")
+        .unwrap()
+        + 14;
+    bytes.splice(i..i, [0x83, 0x41, 0xff]);
+    std::fs::write(&p, &bytes).unwrap();
+    let e = import_path(&p).unwrap_err();
+    assert_eq!(e.line, Some(at), "{e}");
+    assert!(
+        e.message.contains("the file declares encoding `Shift_JIS`, which vcsim does not read (it reads UTF-8, ISO-8859-1 and US-ASCII; BOINC writes UTF-8)"),
+        "{e}"
+    );
+
+    // Undeclared bytes that are not UTF-8: replaced, and the line is named.
+    let mut bytes = std::fs::read(fixture("today/client_state.xml")).unwrap();
+    bytes.splice(i..i, [0xff]);
+    let p = tmp("bad-utf8-client_state.xml");
+    std::fs::write(&p, &bytes).unwrap();
+    let w = import_path(&p).unwrap().warnings.join("\n");
+    assert!(
+        w.contains(&format!(
+            "not valid UTF-8 from line {at}; the bad bytes are replaced"
+        )),
+        "{w}"
+    );
+}
+
+/// A CPU or GPU use per job that vcsim cannot simulate was refused by the
+/// scenario's checks, naming only its key (or "`flops_estimate` would be
+/// inf"): it is refused at its file, element and line, with the bound.
+#[test]
+fn refused_cpu_and_gpu_uses_name_their_file_and_line() {
+    let cfg_line = |what: &str| {
+        line_of(
+            &std::fs::read_to_string(fixture("today").join(GAMMA_CFG)).unwrap(),
+            what,
+        )
+    };
+    for (name, set, file, from, to, element, msg) in [
+        (
+            "gpu-usage-tiny", "today", GAMMA_CFG, "<gpu_usage>0.5</gpu_usage>", "<gpu_usage>1e-300</gpu_usage>", "gpu_usage",
+            "1e-300 of one `nvidia` GPU (1e13 FLOPS) computes at 1e-287 FLOPS, less than vcsim's slowest device, 1000 FLOPS: give at least 1e-10",
+        ),
+        (
+            "avg-ncpus-tiny", "today", GAMMA_CFG, "<avg_ncpus>4</avg_ncpus>", "<avg_ncpus>1e-300</avg_ncpus>", "avg_ncpus",
+            "1e-300 CPUs per job compute at 4e-291 FLOPS on this host (4e9 FLOPS per CPU), less than vcsim's slowest device, 1000 FLOPS: give at least 2.5e-7",
+        ),
+        (
+            "count-tiny", "host", "client_state.xml", "<count>0.5</count>", "<count>1e-300</count>", "count",
+            "1e-300 of one `nvidia` GPU (5e12 FLOPS) computes at 5e-288 FLOPS",
+        ),
+        (
+            "count-huge", "host", "client_state.xml", "<count>0.5</count>", "<count>1e300</count>", "count",
+            "1e300 `nvidia` GPUs per job, more than the host's 2: its jobs could never run",
+        ),
+    ] {
+        let dir = fixture_with(set, name, &[(file, from, to)]);
+        let e = import_path(&dir).unwrap_err();
+        let m = e.to_string();
+        assert_eq!(e.file, dir.join(file), "{m}");
+        assert_eq!(e.element.as_deref(), Some(element), "{m}");
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert_eq!(e.line, Some(line_of(&text, to)), "{m}");
+        assert!(m.contains(msg), "{m}");
+        assert!(!m.contains("would be inf") && !m.contains("key `"), "{m}");
+    }
+    // <ngpus> applies to the version of its <app_name> and <plan_class>.
+    let dir = fixture_with(
+        "today",
+        "ngpus-huge-render",
+        &[(
+            GAMMA_CFG,
+            "<app_name>sim</app_name>\n        <plan_class>mt</plan_class>\n        <avg_ncpus>4</avg_ncpus>",
+            "<app_name>render</app_name>\n        <plan_class>cuda</plan_class>\n        <ngpus>1e308</ngpus>",
+        )],
+    );
+    let e = import_path(&dir).unwrap_err();
+    assert_eq!(
+        (e.line, e.element.as_deref()),
+        (Some(cfg_line("<avg_ncpus>4")), Some("ngpus")),
+        "{e}"
+    );
+    assert!(
+        e.message.contains(
+            "1e308 `nvidia` GPUs per job, more than the host's 1: its jobs could never run"
+        ),
+        "{e}"
+    );
+}
+
+/// A CPU count above the host's, capped, was warned as coming from
+/// client_state.xml's app version (in 309 digits) when app_config.xml gave
+/// it: the warning names the file and line it came from, in short numbers.
+#[test]
+fn a_capped_cpu_count_names_the_file_it_came_from() {
+    let dir = fixture_with(
+        "today",
+        "avg-ncpus-huge",
+        &[(
+            GAMMA_CFG,
+            "<avg_ncpus>4</avg_ncpus>",
+            "<avg_ncpus>1e308</avg_ncpus>",
+        )],
+    );
+    let imp = import_path(&dir).unwrap();
+    let w = imp.warnings.join("\n");
+    let line = line_of(
+        &std::fs::read_to_string(dir.join(GAMMA_CFG)).unwrap(),
+        "<avg_ncpus>",
+    );
+    assert!(
+        w.contains(&format!("projects/gamma.example.org_gamma/app_config.xml: <avg_ncpus> at line {line} gives app `sim` (plan class `mt`) 1e308 CPUs per job, more than the host's 8: capped")),
+        "{w}"
+    );
+    assert!(!w.contains("0000000000"), "{w}");
+    let mt = imp.scenario.projects[0]
+        .apps
+        .iter()
+        .find(|a| a.name == "sim/mt")
+        .unwrap();
+    assert_eq!(mt.cpus, 8.0);
+}
+
+/// `<d_total>0</d_total>` was taken as absent (vcsim's 100 GB), and 1e-308
+/// bytes made a disk of 1e-317 GB. BOINC allows a percentage of the total,
+/// and its scheduler sends a host with a total of 0 no work: both are
+/// refused at their line.
+#[test]
+fn disk_totals_of_zero_or_under_a_byte_are_refused() {
+    for (v, msg) in [
+        ("0", "0 bytes: BOINC would allow no disk space on this host, and its scheduler sends such a host no work"),
+        ("1e-308", "1e-308 bytes: a disk needs at least 1 byte (the value is in bytes, not GB)"),
+        ("1e300", "1e300 bytes is more than 1e21 bytes (a zettabyte)"),
+    ] {
+        let to = format!("<d_total>{v}</d_total>");
+        let dir = fixture_with("today", &format!("d-total-{v}"), &[("client_state.xml", "<d_total>1e12</d_total>", &to)]);
+        let e = import_path(&dir).unwrap_err();
+        let text = std::fs::read_to_string(dir.join("client_state.xml")).unwrap();
+        assert_eq!(
+            (e.line, e.element.as_deref()),
+            (Some(line_of(&text, &to)), Some("d_total")),
+            "{e}"
+        );
+        assert!(e.message.contains(msg), "{e}");
+    }
+    let dir = fixture_with(
+        "sim2007",
+        "d-total-sim2007",
+        &[(
+            "sim_host.xml",
+            "<p_ncpus>2</p_ncpus>",
+            "<p_ncpus>2</p_ncpus><d_total>0</d_total>",
+        )],
+    );
+    let e = import_path(&dir).unwrap_err();
+    assert_eq!(
+        (e.line, e.element.as_deref()),
+        (Some(2), Some("d_total")),
+        "{e}"
+    );
+    assert!(
+        e.message
+            .contains("0 bytes: BOINC would allow no disk space"),
+        "{e}"
+    );
+}
+
+/// Times and FLOPs far out of range, whose differences and ratios were
+/// infinite, are refused at their line; a deadline beyond vcsim's span too.
+#[test]
+fn extreme_times_and_sizes_are_refused_at_their_line() {
+    for (name, from, to, element, msg) in [
+        (
+            "deadline-huge",
+            "<report_deadline>1700504800<",
+            "<report_deadline>1e300<",
+            "report_deadline",
+            "1e300 s is more than 1e12 s",
+        ),
+        (
+            "now-huge",
+            "<now>1700000000</now>",
+            "<now>-1e300</now>",
+            "now",
+            "-1e300 s is less than -1e12 s",
+        ),
+        (
+            "deadline-far",
+            "<report_deadline>1700504800<",
+            "<report_deadline>9e11<",
+            "report_deadline",
+            "days from the start (1.7e9 s), more than vcsim's 10000000 days either way",
+        ),
+        (
+            "est-huge",
+            "<rsc_fpops_est>1.44e14</rsc_fpops_est>",
+            "<rsc_fpops_est>1e31</rsc_fpops_est>",
+            "rsc_fpops_est",
+            "1e31 FLOPs is more than 1e30 FLOPs",
+        ),
+        (
+            "est-tiny",
+            "<rsc_fpops_est>1.44e14</rsc_fpops_est>",
+            "<rsc_fpops_est>1e-300</rsc_fpops_est>",
+            "rsc_fpops_est",
+            "1e-300 FLOPs is less than 1 FLOPs",
+        ),
+        (
+            "fpops-huge",
+            "<p_fpops>4e9</p_fpops>",
+            "<p_fpops>1e308</p_fpops>",
+            "p_fpops",
+            "1e308 FLOPS is more than 1e18 FLOPS",
+        ),
+    ] {
+        let dir = fixture_with("today", name, &[("client_state.xml", from, to)]);
+        let text = std::fs::read_to_string(dir.join("client_state.xml")).unwrap();
+        let e = import_path(&dir).unwrap_err();
+        assert_eq!(
+            (e.line, e.element.as_deref()),
+            (Some(line_of(&text, to)), Some(element)),
+            "{e}"
+        );
+        assert!(e.message.contains(msg), "{e}");
+    }
 }
 
 /// A copy of the `today` fixture in a fresh directory `name`, its

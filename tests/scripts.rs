@@ -280,6 +280,33 @@ fn a_syntax_error_is_reported_at_load_with_file_line_and_column() {
 }
 
 #[test]
+fn the_worst_script_within_the_size_bound_compiles_in_seconds() {
+    // rhai's optimizer flattens a run of bare blocks one block at a time,
+    // rebuilding the list each time: the slowest shape found to compile
+    // (1.7 s of CPU in a release build at the bound; 100,000 `let`s of
+    // 1.6 MB took 53 s before the bound). Every shipped policy is well
+    // within the bound.
+    let max = vcsim_script::MAX_SCRIPT_BYTES;
+    let text = format!(
+        "{}\nfn schedule(v) {{\n    []\n}}\n",
+        "{1}".repeat((max - 30) / 3)
+    );
+    assert!(text.len() <= max);
+    let t = std::time::Instant::now();
+    vcsim_script::Script::compile("blocks.rhai", &text).unwrap();
+    let took = t.elapsed();
+    // Room for a loaded machine; a debug build compiles 5 to 10 times slower.
+    if !cfg!(debug_assertions) {
+        assert!(took < std::time::Duration::from_secs(6), "took {took:?}");
+    }
+    for entry in std::fs::read_dir(root().join("policies")).unwrap() {
+        let p = entry.unwrap().path();
+        let n = std::fs::metadata(&p).unwrap().len() as usize;
+        assert!(n * 3 < max, "{}: {n} bytes", p.display());
+    }
+}
+
+#[test]
 fn check_accepts_every_shipped_policy() {
     for name in [
         "cs1.rhai",

@@ -647,3 +647,65 @@ fn a_hundred_day_explained_page_stays_small() {
     }
     assert!(wider > 0, "some buckets hold several values");
 }
+
+#[test]
+fn a_page_of_many_projects_keeps_each_plot_to_200_000_values() {
+    // 1,000 projects for ten days: 2,000 points of 1,001 values each would
+    // be 2 million values a plot; the page keeps 199 points instead.
+    let dir = temp_dir("timeline-many-projects");
+    let html = dir.join("t.html");
+    vcsim(&[
+        "run",
+        "scenarios/paper-base.toml",
+        "--set",
+        "mix=1000",
+        "--set",
+        "duration_days=10",
+        "--timeline",
+        html.to_str().unwrap(),
+    ])
+    .run()
+    .succeeds();
+    let data = page_data(&std::fs::read_to_string(&html).unwrap());
+    for plot in ["share", "rank"] {
+        let pts = data["why"][plot]["pts"].as_array().unwrap();
+        assert_eq!(pts.len(), 200_000 / 1001, "{plot}");
+        assert_eq!(pts[0].as_array().unwrap().len(), 1001, "{plot}");
+    }
+}
+
+#[test]
+fn a_scenario_named_like_the_page_s_placeholders_stays_in_its_title() {
+    // The page is a template with `{{TITLE}}` and `{{DATA}}` in it: a name
+    // holding them is text, not a place to put the data.
+    let dir = temp_dir("timeline-placeholder-name");
+    let scn = dir.join("s.toml");
+    let base = std::fs::read_to_string(root().join("scenarios/paper-base.toml")).unwrap();
+    std::fs::write(
+        &scn,
+        base.replace(
+            "name = \"paper-base\"",
+            "name = \"a </script> {{DATA}} {{TITLE}} <!--\"",
+        ),
+    )
+    .unwrap();
+    let html = dir.join("t.html");
+    vcsim(&[
+        "run",
+        scn.to_str().unwrap(),
+        "--set",
+        "duration_days=1",
+        "--timeline",
+        html.to_str().unwrap(),
+    ])
+    .run()
+    .succeeds();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<h1>vcsim timeline: a &lt;/script&gt; {{DATA}} {{TITLE}} &lt;!-- ·"),
+        "{}",
+        &page[..page.len().min(2000)]
+    );
+    let data = page_data(&page);
+    assert!(data["title"].as_str().unwrap().contains("{{DATA}}"));
+}

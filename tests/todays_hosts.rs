@@ -143,6 +143,38 @@ fn a_cpu_only_fetcher_on_a_gpu_host_is_named_in_a_warning() {
     assert!(!out.stderr().contains("warning:"), "{}", out.stderr());
 }
 
+/// A host whose GPU may compute a millionth of the time and whose queue is
+/// full of CPU jobs estimated at nothing: the GPU fetcher asks for CPU work
+/// by resource and never for the GPU's. The warning names the idle GPU, but
+/// does not call the fetcher CPU-only nor advise the fetcher it is.
+#[test]
+fn a_gpu_fetcher_that_asked_for_no_gpu_work_is_not_called_cpu_only() {
+    let p = temp_dir("gpu-fetcher-no-gpu-work").join("s.toml");
+    std::fs::write(
+        &p,
+        "name = \"c\"\nduration_days = 1\nstep_seconds = 1\n\
+         [host]\nncpus = 256\ncpu_flops = 1e18\n\
+         [[host.gpu]]\nkind = \"nvidia\"\ncount = 64\nflops = 1e18\n\
+         [host.availability]\nfraction = 1\nmean_on_seconds = 1\n\
+         active_fraction = 0.999999\ngpu_active_fraction = 0.000001\n\
+         [[project]]\nname = \"A\"\nresource_share = 1e12\nlatency_bound_days = 1e7\n\
+         max_concurrent = 1\navailability = { fraction = 0.0000001, mean_up_hours = 0.0002777778 }\n\
+         [[project.app]]\nname = \"main\"\ncpus = 256\nflops_estimate = 1e-300\n\
+         flops_mean = 1e30\nflops_stddev = 1e30\nmax_concurrent = 3\n\
+         [[project.app]]\nname = \"g\"\ncpus = 0\ngpu = { kind = \"nvidia\", count = 1e-15 }\n\
+         flops_estimate = 1e30\nflops_mean = 1e-300\nlatency_bound_days = 0.0000116\n",
+    )
+    .unwrap();
+    let out = vcsim(&["run", p.to_str().unwrap()]).run();
+    out.succeeds();
+    let err = out.stderr();
+    assert!(
+        err.contains("GPU was idle") && err.contains("fetch policy `gpu` asked for no GPU work"),
+        "{err}"
+    );
+    assert!(!err.contains("written for CPUs"), "{err}");
+}
+
 /// Two GPU jobs holding a whole CPU each on a 1-CPU host with 2 GPUs: the
 /// rule admits both (1 + 1 is within 1 + 1). They compute at full speed on
 /// their GPUs and share the CPU, which is full, not over-full.

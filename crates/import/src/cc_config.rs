@@ -3,7 +3,7 @@
 //! today's client ranks projects by); the other options are listed as not
 //! modelled.
 
-use crate::emit::{Section, Val};
+use crate::emit::{show, Section, Val};
 use crate::error::ImportError;
 use crate::prefs::Pref;
 use crate::xml::{elems, tag, Src, Unmodelled};
@@ -33,22 +33,26 @@ pub fn read(src: &Src, un: &mut Unmodelled) -> Result<CcConfig, ImportError> {
         ));
     }
     let mut cfg = CcConfig::default();
+    // The lines of each <rec_half_life_days>, in every <options>: a repeat is warned.
+    let mut lines = Vec::new();
     for opts in elems(root).filter(|n| tag(*n) == "options") {
         for n in elems(opts) {
             if tag(n) == "rec_half_life_days" {
+                lines.push(src.line(n));
                 let v = src.num(n)?;
                 if v <= 0.0 {
                     return Err(src.err(
                         n,
                         format!(
-                            "must be a positive number of days, found {v} (BOINC would use its default, 10 days)"
+                            "must be a positive number of days, found {} (BOINC would use its default, 10 days)",
+                            show(v)
                         ),
                     ));
                 }
                 if v > MAX_SPAN_DAYS {
                     return Err(src.err(
                         n,
-                        format!("must be at most {MAX_SPAN_DAYS:e} days, found {v:e}"),
+                        format!("must be at most {MAX_SPAN_DAYS:e} days, found {}", show(v)),
                     ));
                 }
                 cfg.rec_half_life_days = Some(Pref {
@@ -58,6 +62,11 @@ pub fn read(src: &Src, un: &mut Unmodelled) -> Result<CcConfig, ImportError> {
             }
         }
         un.rest(src, "options", opts, USED_OPTIONS);
+    }
+    if let (Some(&first), Some(&last)) = (lines.first(), lines.last()) {
+        if lines.len() > 1 {
+            src.repeated("<options>", "rec_half_life_days", lines.len(), first, last);
+        }
     }
     // `<log_flags>` only choose what the client logs.
     un.rest(src, "cc_config", root, &["options", "log_flags"]);
@@ -91,6 +100,10 @@ mod tests {
         let p = c.rec_half_life_days.unwrap();
         assert_eq!(p.value, 2.5);
         assert_eq!(p.from, "<rec_half_life_days>, cc_config.xml line 7");
+        assert_eq!(
+            src.repeat_warnings(),
+            vec!["cc_config.xml: <options> has <rec_half_life_days> twice (lines 4 and 7): the last, at line 7, is used, as BOINC's parser does".to_string()]
+        );
         assert_eq!(
             un.warnings(),
             vec!["cc_config.xml: <options>: not modelled by vcsim, ignored: <ncpus>".to_string()]

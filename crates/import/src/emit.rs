@@ -50,6 +50,18 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A number in a message, short: 15 significant digits, as the framework's
+/// scenario errors write them (`1e308`, not its 309 digits; `0.864`, not
+/// `0.8640000000000001`).
+pub fn show(v: f64) -> String {
+    let v = format!("{v:.14e}").parse::<f64>().unwrap_or(v);
+    if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e9) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 pub struct Entry {
     pub key: &'static str,
     pub val: Val,

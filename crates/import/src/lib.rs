@@ -202,7 +202,7 @@ fn app_configs(
         .collect()
 }
 
-/// Reads a file as text; bytes that are not UTF-8 are replaced, with a warning.
+/// Reads a file as text (see [`decode`]).
 fn read(path: &Path, warnings: &mut Vec<String>) -> Result<String, ImportError> {
     let bytes =
         vcsim_framework::input::read_bounded(path, vcsim_framework::input::MAX_IMPORT_BYTES)
@@ -212,12 +212,73 @@ fn read(path: &Path, warnings: &mut Vec<String>) -> Result<String, ImportError> 
                 element: None,
                 message: format!("cannot read the file: {e}"),
             })?;
+    decode(path, bytes, warnings)
+}
+
+/// A file's bytes as text. BOINC writes UTF-8: a UTF-16 or UTF-32 file is
+/// refused, named as such so that the user converts it; a declared
+/// ISO-8859-1 or US-ASCII one is decoded (each byte is its code point); a
+/// file declaring another encoding is read only if its bytes are UTF-8; in
+/// a UTF-8 (or undeclared) file, bytes that are not UTF-8 are replaced,
+/// with a warning naming the line of the first.
+fn decode(path: &Path, bytes: Vec<u8>, warnings: &mut Vec<String>) -> Result<String, ImportError> {
+    let err = |line: usize, message: String| ImportError {
+        file: path.to_path_buf(),
+        line: Some(line),
+        element: None,
+        message,
+    };
+    // A UTF-8 byte-order mark decides, whatever the declaration says (as
+    // in the XML specification's appendix F).
+    if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        return Ok(utf8(path, rest.to_vec(), warnings));
+    }
+    if let Some((enc, how)) = wide_encoding(&bytes) {
+        let family = &enc[..6];
+        return Err(err(
+            1,
+            format!(
+                "the file is {family} ({enc}, {how}): vcsim reads UTF-8, the encoding BOINC writes; convert it, for example with `iconv -f {enc} -t UTF-8`"
+            ),
+        ));
+    }
+    let Some(declared) = declared_encoding(&bytes) else {
+        return Ok(utf8(path, bytes, warnings));
+    };
+    match declared.to_ascii_lowercase().as_str() {
+        "utf-8" | "utf8" => Ok(utf8(path, bytes, warnings)),
+        // ISO-8859-1 and its registered aliases, and US-ASCII, its first half.
+        "iso-8859-1" | "iso8859-1" | "iso_8859-1" | "iso_8859-1:1987" | "latin1" | "latin-1"
+        | "l1" | "ibm819" | "cp819" | "csisolatin1" | "iso-ir-100" | "us-ascii" | "ascii" => {
+            Ok(bytes.iter().map(|&b| char::from(b)).collect())
+        }
+        _ => match String::from_utf8(bytes) {
+            Ok(text) => {
+                warnings.push(format!(
+                    "{}: the XML declaration at line 1 names encoding `{declared}`, which vcsim does not decode; the bytes are valid UTF-8, and are read as UTF-8",
+                    path.display()
+                ));
+                Ok(text)
+            }
+            Err(e) => Err(err(
+                line_of(e.as_bytes(), e.utf8_error().valid_up_to()),
+                format!(
+                    "the file declares encoding `{declared}`, which vcsim does not read (it reads UTF-8, ISO-8859-1 and US-ASCII; BOINC writes UTF-8): convert it, for example with `iconv -f {declared} -t UTF-8`"
+                ),
+            )),
+        },
+    }
+}
+
+/// UTF-8 text; bytes that are not UTF-8 are replaced, with a warning.
+fn utf8(path: &Path, bytes: Vec<u8>, warnings: &mut Vec<String>) -> String {
     let mut text = match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => {
             warnings.push(format!(
-                "{}: not valid UTF-8; the bad bytes are replaced",
-                path.display()
+                "{}: not valid UTF-8 from line {}; the bad bytes are replaced (vcsim reads UTF-8, as BOINC writes it; a file in another encoding should declare it, as in <?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>)",
+                path.display(),
+                line_of(e.as_bytes(), e.utf8_error().valid_up_to())
             ));
             String::from_utf8_lossy(e.as_bytes()).into_owned()
         }
@@ -225,7 +286,50 @@ fn read(path: &Path, warnings: &mut Vec<String>) -> Result<String, ImportError> 
     if text.starts_with('\u{feff}') {
         text.remove(0);
     }
-    Ok(text)
+    text
+}
+
+/// The 1-based line of byte offset `at`.
+fn line_of(bytes: &[u8], at: usize) -> usize {
+    bytes[..at.min(bytes.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// A UTF-16 or UTF-32 file, told by its byte-order mark or, without one,
+/// by the NUL bytes around its first character (an XML file starts with
+/// `<` or a space, ASCII either way): the encoding, and how it was told.
+fn wide_encoding(b: &[u8]) -> Option<(&'static str, &'static str)> {
+    const BOM: &str = "with a byte-order mark";
+    const NUL: &str = "told by its NUL bytes";
+    let ascii = |c: u8| c != 0 && c < 0x80;
+    match b {
+        [0, 0, 0xFE, 0xFF, ..] => Some(("UTF-32BE", BOM)),
+        [0xFF, 0xFE, 0, 0, ..] => Some(("UTF-32LE", BOM)),
+        [0xFE, 0xFF, ..] => Some(("UTF-16BE", BOM)),
+        [0xFF, 0xFE, ..] => Some(("UTF-16LE", BOM)),
+        [0, 0, 0, c, ..] if ascii(*c) => Some(("UTF-32BE", NUL)),
+        [c, 0, 0, 0, ..] if ascii(*c) => Some(("UTF-32LE", NUL)),
+        [0, c, ..] if ascii(*c) => Some(("UTF-16BE", NUL)),
+        [c, 0, ..] if ascii(*c) => Some(("UTF-16LE", NUL)),
+        _ => None,
+    }
+}
+
+/// The `encoding` of the XML declaration that starts the file, if any.
+fn declared_encoding(b: &[u8]) -> Option<String> {
+    let head = b.strip_prefix(b"<?xml")?;
+    // A declaration is short; a long one is not looked into.
+    let head = &head[..head.len().min(512)];
+    let end = head.windows(2).position(|w| w == b"?>")?;
+    let decl = std::str::from_utf8(&head[..end]).ok()?;
+    let rest = decl[decl.find("encoding")? + "encoding".len()..].trim_start();
+    let rest = rest.strip_prefix('=')?.trim_start();
+    let quote = rest.chars().next().filter(|q| *q == '"' || *q == '\'')?;
+    let value = &rest[1..];
+    Some(value[..value.find(quote)?].to_string())
 }
 
 /// The main file of a set, its format, and the prefix shared by the set.

@@ -1,7 +1,7 @@
 //! `global_prefs.xml`, `global_prefs_override.xml` and the 2007 simulator's
 //! `sim_prefs.xml`: the work buffer, scheduling period, CPU and disk limits.
 
-use crate::emit::{Section, Val};
+use crate::emit::{show, Section, Val};
 use crate::error::ImportError;
 use crate::xml::{elems, tag, Src, Unmodelled};
 
@@ -56,6 +56,11 @@ pub fn read(
             ),
         ));
     }
+    // The loop below keeps the last of a repeated preference, as BOINC's
+    // parser does; `last` warns of the repeats.
+    for t in USED {
+        src.last(root, t);
+    }
     for n in elems(root) {
         let t = tag(n);
         let pref = |v: f64| {
@@ -73,7 +78,7 @@ pub fn read(
             "max_ncpus_pct" => {
                 let v = src.num(n)?;
                 if !(0.0..=100.0).contains(&v) {
-                    return Err(src.err(n, format!("must be in [0, 100], found {v}")));
+                    return Err(src.err(n, format!("must be in [0, 100], found {}", show(v))));
                 }
                 base.max_ncpus_pct = pref(v)
             }
@@ -82,7 +87,7 @@ pub fn read(
             "disk_max_used_pct" => {
                 let v = src.num(n)?;
                 if !(0.0..=100.0).contains(&v) {
-                    return Err(src.err(n, format!("must be in [0, 100], found {v}")));
+                    return Err(src.err(n, format!("must be in [0, 100], found {}", show(v))));
                 }
                 base.disk_max_used_pct = pref(v)
             }
@@ -91,8 +96,9 @@ pub fn read(
                 let v = src.num(n)?;
                 if v > 0.0 && v < 100.0 {
                     warnings.push(format!(
-                        "{}: <cpu_usage_limit> {v}% (CPU throttling) is not modelled: vcsim runs at 100%",
-                        src.name()
+                        "{}: <cpu_usage_limit> {}% (CPU throttling) is not modelled: vcsim runs at 100%",
+                        src.name(),
+                        show(v)
                     ));
                 }
             }

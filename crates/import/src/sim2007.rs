@@ -2,12 +2,12 @@
 //! Anderson and McLeod 2007): `sim_projects.xml`, `sim_host.xml`,
 //! `sim_prefs.xml`.
 
-use crate::emit::{num, Section, Val};
+use crate::emit::{num, show, Section, Val};
 use crate::error::ImportError;
 use crate::input::Input;
 use crate::output::scenario_head;
 use crate::prefs;
-use crate::xml::{child, elems, tag, Src, Unmodelled};
+use crate::xml::{elems, tag, Src, Unmodelled};
 use roxmltree::Node;
 
 const DEFAULT_LAMBDA_S: f64 = 1000.0;
@@ -19,17 +19,17 @@ fn available(
     un: &mut Unmodelled,
     place: &str,
 ) -> Result<(f64, Option<f64>), ImportError> {
-    let f = match child(n, "frac") {
+    let f = match src.last(n, "frac") {
         Some(c) => {
             let v = src.num(c)?;
             if !(0.0..=1.0).contains(&v) {
-                return Err(src.err(c, format!("must be in [0, 1], found {v}")));
+                return Err(src.err(c, format!("must be in [0, 1], found {}", show(v))));
             }
             v
         }
         None => 1.0,
     };
-    let l = child(n, "lambda").map(|c| src.positive(c)).transpose()?;
+    let l = src.last(n, "lambda").map(|c| src.positive(c)).transpose()?;
     un.rest(src, place, n, &["frac", "lambda"]);
     Ok((f, l))
 }
@@ -67,12 +67,16 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
             format!("expected <host> as the root element, found <{}>", tag(h)),
         ));
     }
-    let ncpus_n = child(h, "p_ncpus").ok_or_else(|| hsrc.err(h, "no <p_ncpus>"))?;
+    let ncpus_n = hsrc
+        .last(h, "p_ncpus")
+        .ok_or_else(|| hsrc.err(h, "no <p_ncpus>"))?;
     let ncpus = hsrc.whole(ncpus_n, 1)?;
-    let fpops_n = child(h, "p_fpops").ok_or_else(|| hsrc.err(h, "no <p_fpops>"))?;
-    let cpu_flops = hsrc.positive(fpops_n)?;
-    if let Some(m) = child(h, "m_nbytes") {
-        let v = hsrc.non_negative(m)?;
+    let fpops_n = hsrc
+        .last(h, "p_fpops")
+        .ok_or_else(|| hsrc.err(h, "no <p_fpops>"))?;
+    let cpu_flops = hsrc.device_flops(fpops_n)?;
+    if let Some(m) = hsrc.last(h, "m_nbytes") {
+        let v = hsrc.bytes(m)?;
         warnings.push(format!(
             "{}: <m_nbytes> {:.1} GB of memory: vcsim does not model memory",
             hsrc.name(),
@@ -82,15 +86,15 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
     let mut host = Section::new("[host]");
     host.put("ncpus", Val::I(ncpus as u64), hsrc.at(ncpus_n));
     host.put("cpu_flops", Val::F(cpu_flops), hsrc.at(fpops_n));
-    match child(h, "d_total") {
+    match hsrc.last(h, "d_total") {
         Some(c) => host.put(
             "disk_gb",
-            Val::F(hsrc.positive(c)? / 1e9),
+            Val::F(hsrc.disk_total(c)? / 1e9),
             format!("{} / 1e9", hsrc.at(c)),
         ),
         None => host.put("disk_gb", Val::F(100.0), "no <d_total>: vcsim's default"),
     };
-    match child(h, "connection_interval") {
+    match hsrc.last(h, "connection_interval") {
         Some(c) => host.put(
             "connection_interval_days",
             Val::F(hsrc.non_negative(c)? / 86400.0),
@@ -103,7 +107,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
         ),
     };
     let mut av = Section::new("[host.availability]");
-    match child(h, "available") {
+    match hsrc.last(h, "available") {
         Some(a) => {
             let (f, l) = available(&hsrc, a, &mut un, "host><available")?;
             if f <= 0.0 {
@@ -163,7 +167,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
                 ),
             ));
         }
-        let (mut name, name_from) = match child(p, "project_name") {
+        let (mut name, name_from) = match src.last(p, "project_name") {
             Some(c) if !src.text(c).is_empty() => (src.text(c).into_owned(), src.at(c)),
             _ => (
                 format!("P{}", pi + 1),
@@ -178,7 +182,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
             ));
             name = new;
         }
-        let (share, share_from) = match child(p, "resource_share") {
+        let (share, share_from) = match src.last(p, "resource_share") {
             Some(c) => (src.positive(c)?, src.at(c)),
             None => (100.0, "no <resource_share>: BOINC's default".into()),
         };
@@ -199,12 +203,12 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
         let mut app_secs = Vec::new();
         let mut lats: Vec<(f64, String)> = Vec::new();
         for (ai, a) in apps.iter().enumerate() {
-            let aname = match child(*a, "name") {
+            let aname = match src.last(*a, "name") {
                 Some(c) if !src.text(c).is_empty() => src.text(c).into_owned(),
                 _ if apps.len() == 1 => "main".to_string(),
                 _ => format!("app{}", ai + 1),
             };
-            let lat = match child(*a, "latency_bound") {
+            let lat = match src.last(*a, "latency_bound") {
                 Some(c) => (src.positive(c)?, src.at(c)),
                 None => (
                     86400.0,
@@ -212,21 +216,21 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
                 ),
             };
             lats.push((lat.0, format!("{} s: {}", num(lat.0), lat.1)));
-            let est = match child(*a, "fpops_est") {
-                Some(c) => (src.positive(c)?, src.at(c)),
+            let est = match src.last(*a, "fpops_est") {
+                Some(c) => (src.job_flops(c, false)?, src.at(c)),
                 None => (
                     3600e9,
                     "no <fpops_est>: the simulator's default 3600e9".into(),
                 ),
             };
-            let (mean, sd) = match child(*a, "fpops") {
+            let (mean, sd) = match src.last(*a, "fpops") {
                 Some(f) => {
-                    let m = match child(f, "mean") {
-                        Some(c) => (src.positive(c)?, src.at(c)),
+                    let m = match src.last(f, "mean") {
+                        Some(c) => (src.job_flops(c, false)?, src.at(c)),
                         None => (est.0, "no <mean>: the estimate".into()),
                     };
-                    let s = match child(f, "std_dev").or_else(|| child(f, "stdev")) {
-                        Some(c) => (src.non_negative(c)?, src.at(c)),
+                    let s = match src.last(f, "std_dev").or_else(|| src.last(f, "stdev")) {
+                        Some(c) => (src.job_flops(c, true)?, src.at(c)),
                         None => (0.0, "no <std_dev>: 0".into()),
                     };
                     un.rest(&src, "app><fpops", f, &["mean", "std_dev", "stdev"]);
@@ -237,8 +241,8 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
                     (0.0, "no <fpops>: 0".into()),
                 ),
             };
-            if let Some(c) = child(*a, "working_set") {
-                let v = src.non_negative(c)?;
+            if let Some(c) = src.last(*a, "working_set") {
+                let v = src.bytes(c)?;
                 warnings.push(format!(
                     "{}: project `{name}` app `{aname}`: <working_set> {:.0} MB of memory is not modelled",
                     src.name(),
@@ -255,7 +259,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
             s.put("flops_estimate", Val::F(est.0), est.1);
             s.put("flops_mean", Val::F(mean.0), mean.1);
             s.put("flops_stddev", Val::F(sd.0), sd.1);
-            if let Some(c) = child(*a, "weight") {
+            if let Some(c) = src.last(*a, "weight") {
                 s.put("weight", Val::F(src.non_negative(c)?), src.at(c));
             }
             un.rest(
@@ -298,7 +302,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
             Val::F(lat / 86400.0),
             format!("<latency_bound> / 86400 = {lat_from}"),
         );
-        if let Some(a) = child(p, "available") {
+        if let Some(a) = src.last(p, "available") {
             let (f, l) = available(&src, a, &mut un, "project><available")?;
             ps.put(
                 "availability",
@@ -332,6 +336,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
     for (path, text) in inp.prefs.iter() {
         let ps = Src::parse(path, text)?;
         prefs::read(&ps, &mut pr, &mut un, &mut warnings)?;
+        warnings.extend(ps.repeat_warnings());
         inputs.push(ps.name());
     }
     let silent = match inp.prefs.as_ref() {
@@ -365,6 +370,8 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
             message: format!("the imported values do not make a valid scenario: {m}"),
         })?;
     }
+    warnings.extend(src.repeat_warnings());
+    warnings.extend(hsrc.repeat_warnings());
     warnings.extend(un.warnings());
     crate::output::finish(
         ppath,

@@ -1,12 +1,25 @@
 //! Helpers over `roxmltree`: positions, numbers, and the bookkeeping of
 //! tags that vcsim reads and those it does not model.
 
+use crate::emit::show;
 use crate::error::ImportError;
 use crate::scan::{ScanError, Scanner};
 use roxmltree::{Document, Node, StringStorage};
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
+use vcsim_framework::scenario::bounds::{
+    MAX_FLOPS_PER_SECOND, MAX_GPUS, MAX_JOB_FLOPS, MAX_NCPUS, MIN_FLOPS_PER_SECOND,
+};
+
+/// The most bytes a disk or file may have: a zettabyte, a million times
+/// today's largest disks; sums of such sizes stay finite.
+pub const MAX_BYTES: f64 = 1e21;
+
+/// The largest Unix time, in seconds, either side of 1970: some 31,700
+/// years, so that differences of times stay finite.
+pub const MAX_TIME: f64 = 1e12;
 
 /// An element's text: borrowed from the input when it has no entities.
 pub type Text<'a> = Cow<'a, str>;
@@ -43,7 +56,20 @@ pub struct Src<'a> {
     line_index: Vec<u32>,
     root_name: &'a str,
     root_at: usize,
+    /// Elements given more than once where one is read, for the warnings.
+    repeats: RefCell<Repeats>,
 }
+
+/// Repeated elements, warned one line each up to [`REPEATS_SHOWN`], then
+/// counted: hostile input cannot grow the list without bound.
+#[derive(Default)]
+struct Repeats {
+    shown: Vec<String>,
+    more: usize,
+}
+
+/// Repeated elements named one by one per file.
+const REPEATS_SHOWN: usize = 100;
 
 impl<'a> Src<'a> {
     /// Reads the prolog of `text` (the contents of `path`) up to the root
@@ -65,6 +91,7 @@ impl<'a> Src<'a> {
             line_index,
             root_name: "",
             root_at: 0,
+            repeats: RefCell::default(),
         };
         let (_, root) = Scanner::start(text).map_err(|e| src.scan_err(e))?;
         src.root_name = root.name;
@@ -268,9 +295,75 @@ impl<'a> Src<'a> {
         }
     }
 
-    /// The text of the child `name`, if there is one.
+    /// The text of the child `name` (the last, see [`Src::last`]), if there is one.
     pub fn child_text(&self, n: Node<'_, 'a>, name: &str) -> Option<Text<'a>> {
-        child(n, name).map(|c| self.text(c))
+        self.last(n, name).map(|c| self.text(c))
+    }
+
+    /// The child `name` of `n` that counts: the last one, as in BOINC, whose
+    /// parsers read an element's children in a loop that overwrites the
+    /// value at each one. A repeated element is warned, with its lines.
+    pub fn last<'n>(&self, n: Node<'n, 'a>, name: &str) -> Option<Node<'n, 'a>> {
+        let mut found = elems(n).filter(|c| tag(*c) == name);
+        let first = found.next()?;
+        let (mut last, mut count) = (first, 1);
+        for c in found {
+            last = c;
+            count += 1;
+        }
+        if count > 1 {
+            self.repeated(
+                &format!("<{}> at line {}", tag(n), self.line(n)),
+                name,
+                count,
+                self.line(first),
+                self.line(last),
+            );
+        }
+        Some(last)
+    }
+
+    /// Records that `place` has `count` elements `name`, the first at line
+    /// `first` and the last, which is used, at line `last`.
+    pub fn repeated(&self, place: &str, name: &str, count: usize, first: usize, last: usize) {
+        let mut r = self.repeats.borrow_mut();
+        if r.shown.len() >= REPEATS_SHOWN {
+            r.more += 1;
+            return;
+        }
+        let times = match count {
+            2 => "twice".to_string(),
+            _ => format!("{count} times"),
+        };
+        let line = if first == last {
+            format!(
+                "{}: {place} has <{name}> {times} on line {first}: the last is used, as BOINC's parser does",
+                self.name
+            )
+        } else {
+            let lines = match count {
+                2 => format!("lines {first} and {last}"),
+                _ => format!("lines {first} to {last}"),
+            };
+            format!(
+                "{}: {place} has <{name}> {times} ({lines}): the last, at line {last}, is used, as BOINC's parser does",
+                self.name
+            )
+        };
+        r.shown.push(line);
+    }
+
+    /// The warnings on repeated elements of this file.
+    pub fn repeat_warnings(&self) -> Vec<String> {
+        let r = self.repeats.borrow();
+        let mut w = r.shown.clone();
+        if r.more > 0 {
+            w.push(format!(
+                "{}: {} more repeated elements: the last of each is used",
+                self.name, r.more
+            ));
+        }
+        w
     }
 
     /// The child `name` read by `read` (one of the checks below), with its
@@ -281,7 +374,7 @@ impl<'a> Src<'a> {
         name: &'static str,
         read: impl Fn(&Self, Node<'_, 'a>) -> Result<T, ImportError>,
     ) -> Result<Option<Located<T>>, ImportError> {
-        match child(n, name) {
+        match self.last(n, name) {
             Some(c) => Ok(Some(Located {
                 value: read(self, c)?,
                 tag: name,
@@ -293,7 +386,7 @@ impl<'a> Src<'a> {
 
     /// Whether a BOINC flag child (`<name/>`, `<name>1</name>`) is set.
     pub fn flag_child(&self, n: Node<'_, 'a>, name: &str) -> Result<bool, ImportError> {
-        match child(n, name) {
+        match self.last(n, name) {
             Some(c) => self.flag(c),
             None => Ok(false),
         }
@@ -313,7 +406,7 @@ impl<'a> Src<'a> {
         if v > 0.0 {
             Ok(v)
         } else {
-            Err(self.err(n, format!("must be a positive number, found {v}")))
+            Err(self.err(n, format!("must be a positive number, found {}", show(v))))
         }
     }
 
@@ -322,7 +415,7 @@ impl<'a> Src<'a> {
         if v >= 0.0 {
             Ok(v)
         } else {
-            Err(self.err(n, format!("must be zero or more, found {v}")))
+            Err(self.err(n, format!("must be zero or more, found {}", show(v))))
         }
     }
 
@@ -332,7 +425,10 @@ impl<'a> Src<'a> {
         if v > 0.0 && v <= 1.0 {
             Ok(v)
         } else {
-            Err(self.err(n, format!("must be a fraction in (0, 1], found {v}")))
+            Err(self.err(
+                n,
+                format!("must be a fraction in (0, 1], found {}", show(v)),
+            ))
         }
     }
 
@@ -344,9 +440,130 @@ impl<'a> Src<'a> {
         } else {
             Err(self.err(
                 n,
-                format!("must be a whole number of at least {min}, found {v}"),
+                format!(
+                    "must be a whole number of at least {min}, found {}",
+                    show(v)
+                ),
             ))
         }
+    }
+
+    /// A number from `lo` to `hi`, in `unit` (FLOPS, bytes, ...); `why`
+    /// says what the bounds are, in a few words.
+    pub fn within(
+        &self,
+        n: Node<'_, 'a>,
+        (lo, hi): (f64, f64),
+        unit: &str,
+        why: &str,
+    ) -> Result<f64, ImportError> {
+        let v = self.num(n)?;
+        if v < lo {
+            return Err(self.err(
+                n,
+                format!("{} {unit} is less than {} {unit}, {why}", show(v), show(lo)),
+            ));
+        }
+        if v > hi {
+            return Err(self.err(
+                n,
+                format!("{} {unit} is more than {} {unit}, {why}", show(v), show(hi)),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// A `<d_total>`: at least a byte. BOINC allows a percentage of it
+    /// (`allowed_disk_usage`), and its scheduler sends a host whose total is
+    /// 0 no work ("if they're zero, client will get no work",
+    /// `sched_send.cpp`): such a host cannot be simulated, so 0 is refused,
+    /// not taken as absent.
+    pub fn disk_total(&self, n: Node<'_, 'a>) -> Result<f64, ImportError> {
+        let v = self.num(n)?;
+        if v == 0.0 {
+            return Err(self.err(
+                n,
+                "0 bytes: BOINC would allow no disk space on this host, and its scheduler sends such a host no work; give the disk's size in bytes (or remove <d_total> for vcsim's default, 100 GB)",
+            ));
+        }
+        if v < 1.0 {
+            return Err(self.err(
+                n,
+                format!(
+                    "{} bytes: a disk needs at least 1 byte (the value is in bytes, not GB)",
+                    show(v)
+                ),
+            ));
+        }
+        self.bytes(n)
+    }
+
+    /// A size in bytes: from 0 to [`MAX_BYTES`].
+    pub fn bytes(&self, n: Node<'_, 'a>) -> Result<f64, ImportError> {
+        let v = self.non_negative(n)?;
+        if v > MAX_BYTES {
+            return Err(self.err(
+                n,
+                format!(
+                    "{} bytes is more than {} bytes (a zettabyte)",
+                    show(v),
+                    show(MAX_BYTES)
+                ),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// The FLOPS of one CPU or GPU instance: the scenario's bounds.
+    pub fn device_flops(&self, n: Node<'_, 'a>) -> Result<f64, ImportError> {
+        self.within(
+            n,
+            (MIN_FLOPS_PER_SECOND, MAX_FLOPS_PER_SECOND),
+            "FLOPS",
+            "the bounds of vcsim's devices (a kiloFLOPS to an exaFLOPS)",
+        )
+    }
+
+    /// An app version's `<flops>`, the speed BOINC runs it at: at least the
+    /// slowest device, at most every CPU (or GPU) of the largest host at the
+    /// fastest device's speed.
+    pub fn version_flops(&self, n: Node<'_, 'a>) -> Result<f64, ImportError> {
+        self.within(
+            n,
+            (
+                MIN_FLOPS_PER_SECOND,
+                MAX_FLOPS_PER_SECOND * MAX_NCPUS.max(MAX_GPUS) as f64,
+            ),
+            "FLOPS",
+            "the bounds of vcsim's devices (a kiloFLOPS, to every CPU of the largest host at an exaFLOPS each)",
+        )
+    }
+
+    /// FLOPs of one job (an estimate, a mean; a deviation may be 0): at
+    /// least one, at most the scenario's bound, so that their ratios and
+    /// products stay finite.
+    pub fn job_flops(&self, n: Node<'_, 'a>, zero_ok: bool) -> Result<f64, ImportError> {
+        if zero_ok {
+            self.non_negative(n)?;
+        } else {
+            self.positive(n)?;
+        }
+        self.within(
+            n,
+            (if zero_ok { 0.0 } else { 1.0 }, MAX_JOB_FLOPS),
+            "FLOPs",
+            "the bounds of one job in vcsim (one FLOP to 1e30)",
+        )
+    }
+
+    /// A Unix time in seconds, within [`MAX_TIME`] of 1970.
+    pub fn time(&self, n: Node<'_, 'a>) -> Result<f64, ImportError> {
+        self.within(
+            n,
+            (-MAX_TIME, MAX_TIME),
+            "s",
+            "the times vcsim reads (Unix times within some 31,700 years of 1970)",
+        )
     }
 
     /// BOINC's booleans: `<tag/>` or `<tag>1</tag>` is true, `0` false.
@@ -406,11 +623,6 @@ impl<'a> Iterator for Children<'_, 'a> {
 /// Child elements.
 pub fn elems<'a, 'i>(n: Node<'a, 'i>) -> impl Iterator<Item = Node<'a, 'i>> {
     n.children().filter(|c| c.is_element())
-}
-
-/// The first child element named `name`.
-pub fn child<'a, 'i>(n: Node<'a, 'i>, name: &str) -> Option<Node<'a, 'i>> {
-    elems(n).find(|c| tag(*c) == name)
 }
 
 /// The tags of the child elements of `n` that are not in `used`, in order.

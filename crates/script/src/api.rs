@@ -141,22 +141,10 @@ impl ListSimH {
         self.0.shortfall.len()
     }
     fn rsc(&self, r: i64) -> Result<usize, String> {
-        let n = self.nrsc();
-        if r >= 0 && (r as usize) < n {
-            Ok(r as usize)
-        } else {
-            Err(format!(
-                "resource {r} does not exist (the host has {n} resources: 0 is the CPU)"
-            ))
-        }
+        rsc_of(r, self.nrsc())
     }
     fn project(&self, p: i64) -> Result<usize, String> {
-        let n = self.0.n_runnable.len();
-        if p >= 0 && (p as usize) < n {
-            Ok(p as usize)
-        } else {
-            Err(format!("project {p} does not exist ({n} projects)"))
-        }
+        project_of(p, self.0.n_runnable.len())
     }
 }
 
@@ -278,27 +266,45 @@ impl Api<'_> {
     }
 }
 
+/// `i` as an index into `n` things; none if out of range (a negative
+/// index never wraps nor clamps to 0).
+fn index(i: i64, n: usize) -> Option<usize> {
+    usize::try_from(i).ok().filter(|&i| i < n)
+}
+
+/// Resource `r` of `n`, or the error every function taking a resource gives.
+fn rsc_of(r: i64, n: usize) -> Result<usize, String> {
+    index(r, n).ok_or_else(|| {
+        format!("resource {r} does not exist (the host has {n} resources: 0 is the CPU)")
+    })
+}
+
+/// Project `p` of `n`, or the error every function taking a project gives.
+fn project_of(p: i64, n: usize) -> Result<usize, String> {
+    index(p, n).ok_or_else(|| format!("project {p} does not exist ({n} projects)"))
+}
+
 fn rsc_index(h: &HostInfo, r: i64) -> Result<usize, String> {
-    if r >= 0 && (r as usize) < h.nrsc() {
-        Ok(r as usize)
-    } else {
-        Err(format!(
-            "resource {r} does not exist (the host has {} resources: 0 is the CPU)",
-            h.nrsc()
-        ))
-    }
+    rsc_of(r, h.nrsc())
 }
 
 fn proj_index(v: &View, p: i64) -> Result<usize, String> {
-    if p >= 0 && (p as usize) < v.projects().len() {
-        Ok(p as usize)
-    } else {
-        Err(format!(
-            "project {p} does not exist ({} projects)",
-            v.projects().len()
-        ))
+    project_of(p, v.projects().len())
+}
+
+/// The project of a request being built: checked against the view's
+/// projects (a hook with no view, `consider`, can only refuse a negative
+/// one), so that the error names the script's line.
+fn request_project(p: i64) -> RResult<usize> {
+    match with_frame(|fr| fr.and_then(|fr| fr.view).map(|v| v.projects().len())) {
+        Some(n) => Ok(project_of(p, n)?),
+        None => usize::try_from(p).map_err(|_| format!("project {p} does not exist").into()),
     }
 }
+
+/// The longest horizon of a simulation: the longest span a scenario may
+/// give (a buffer, a latency bound), so that the times it adds stay finite.
+const MAX_HORIZON: f64 = vcsim_framework::scenario::bounds::MAX_SPAN_DAYS * 86400.0;
 
 fn state_name(s: JobState) -> &'static str {
     match s {
@@ -420,6 +426,17 @@ pub fn log_line(msg: &str) {
 
 fn f(x: i64) -> f64 {
     x as f64
+}
+
+/// The integer in [lo, hi) that a draw `x` in [0, 1) picks. The span is
+/// taken in u64, as `hi - lo` overflows i64 for wide ranges; the result is
+/// the same as `lo + floor((hi - lo) * x)` wherever that did not overflow
+/// (so that no run's draws move), and held below `hi` where rounding the
+/// span to a float would reach it.
+pub(crate) fn draw_in(lo: i64, hi: i64, x: f64) -> i64 {
+    let span = hi.wrapping_sub(lo) as u64;
+    let k = ((span as f64 * x).floor() as u64).min(span - 1);
+    lo.wrapping_add(k as i64)
 }
 
 /// Registers the whole API on `engine`; returns its documentation.
@@ -664,13 +681,13 @@ fn view_api(api: &mut Api) {
         "random",
         "lo, hi",
         "int",
-        "A reproducible integer draw in [lo, hi).",
+        "A reproducible integer draw in [lo, hi), for any lo < hi.",
         |_: &mut ViewH, lo: i64, hi: i64| -> RResult<i64> {
             if hi <= lo {
                 return Err(format!("random({lo}, {hi}): empty range").into());
             }
             let x = next_draw()?;
-            Ok(lo + ((hi - lo) as f64 * x).floor() as i64)
+            Ok(draw_in(lo, hi, x))
         },
     );
     api.func(S, "rr_sim", "r", "RrSim", "BOINC 2007's weighted round-robin simulation of resource r over the work buffer (the one CS2 and WF2 use).", |_: &mut ViewH, r: i64| {
@@ -686,10 +703,16 @@ fn view_api(api: &mut Api) {
         "rr_sim",
         "r, horizon",
         "RrSim",
-        "The round-robin simulation of resource r over `horizon` seconds.",
+        "The round-robin simulation of resource r over `horizon` seconds (from 0 to 8.64e11, 10 million days: the longest span a scenario gives).",
         |_: &mut ViewH, r: i64, horizon: f64| {
             with_view(|v| {
                 let r = rsc_index(v.host(), r)?;
+                if !(0.0..=MAX_HORIZON).contains(&horizon) {
+                    let h = if horizon.abs() >= 1e9 { format!("{horizon:e}") } else { format!("{horizon}") };
+                    return Err(format!(
+                        "horizon {h} is out of range (seconds, from 0 to {MAX_HORIZON:e}: 10 million days)"
+                    ));
+                }
                 let mut out = RrResult::default();
                 rr_sim::simulate(v, r, horizon, &mut out).map_err(estimator_error)?;
                 Ok(RrH(Arc::new(out)))
@@ -1224,21 +1247,9 @@ fn decision_api(api: &mut Api) {
         "WorkRequest",
         "An old-style request to project p for `seconds` of work of any kind.",
         |p: i64, secs: f64| -> RResult<RequestH> {
+            let p = request_project(p)?;
             with_host(|h| h.nrsc())
-                .map(|n| {
-                    RequestH(vcsim_framework::WorkRequest::seconds(
-                        p.max(0) as usize,
-                        secs,
-                        n,
-                    ))
-                })
-                .and_then(|r| {
-                    if p < 0 {
-                        Err(format!("project {p} does not exist").into())
-                    } else {
-                        Ok(r)
-                    }
-                })
+                .map(|n| RequestH(vcsim_framework::WorkRequest::seconds(p, secs, n)))
         },
     );
     api.func(
@@ -1248,13 +1259,9 @@ fn decision_api(api: &mut Api) {
         "WorkRequest",
         "The same with an integer amount.",
         |p: i64, secs: i64| -> RResult<RequestH> {
-            with_host(|h| h.nrsc()).map(|n| {
-                RequestH(vcsim_framework::WorkRequest::seconds(
-                    p.max(0) as usize,
-                    f(secs),
-                    n,
-                ))
-            })
+            let p = request_project(p)?;
+            with_host(|h| h.nrsc())
+                .map(|n| RequestH(vcsim_framework::WorkRequest::seconds(p, f(secs), n)))
         },
     );
     api.func(
@@ -1264,35 +1271,26 @@ fn decision_api(api: &mut Api) {
         "WorkRequest",
         "A request to project p that only reports finished jobs.",
         |p: i64| -> RResult<RequestH> {
-            with_host(|h| h.nrsc()).map(|n| {
-                RequestH(vcsim_framework::WorkRequest::report_only(
-                    p.max(0) as usize,
-                    n,
-                ))
-            })
+            let p = request_project(p)?;
+            with_host(|h| h.nrsc())
+                .map(|n| RequestH(vcsim_framework::WorkRequest::report_only(p, n)))
         },
     );
     const W: &str = "WorkRequest";
     api.func(W, "with_rsc", "r, seconds, instances", "WorkRequest", "A copy that asks for `seconds` instance-seconds of resource r and enough jobs to occupy `instances` instances (a per-resource request).", |w: &mut RequestH, r: i64, secs: f64, inst: f64| -> RResult<RequestH> {
         let mut w = w.clone();
-        let n = w.0.rsc.len();
-        if r < 0 || r as usize >= n {
-            return Err(format!("resource {r} does not exist ({n} resources)").into());
-        }
-        w.0.rsc[r as usize].req_seconds = secs;
-        w.0.rsc[r as usize].req_ninstances = inst;
+        let r = rsc_of(r, w.0.rsc.len())?;
+        w.0.rsc[r].req_seconds = secs;
+        w.0.rsc[r].req_ninstances = inst;
         Ok(w)
     });
     api.func(W, "with_rsc", "r, seconds, instances, estimated_delay", "WorkRequest", "The same, also telling the server how long new jobs of resource r would wait before they start (today's client's `estimated_delay`, seconds: 0 or more; 0 when not told).", |w: &mut RequestH, r: i64, secs: f64, inst: f64, delay: f64| -> RResult<RequestH> {
         let mut w = w.clone();
-        let n = w.0.rsc.len();
-        if r < 0 || r as usize >= n {
-            return Err(format!("resource {r} does not exist ({n} resources)").into());
-        }
+        let r = rsc_of(r, w.0.rsc.len())?;
         if !delay.is_finite() || delay < 0.0 {
             return Err(format!("estimated_delay {delay} of resource {r}: must be finite and not negative").into());
         }
-        let x = &mut w.0.rsc[r as usize];
+        let x = &mut w.0.rsc[r];
         x.req_seconds = secs;
         x.req_ninstances = inst;
         x.estimated_delay = delay;
@@ -1332,9 +1330,7 @@ fn decision_api(api: &mut Api) {
         "r",
         "bool",
         "It asks for jobs of resource r.",
-        |w: &mut RequestH, r: i64| {
-            Ok::<_, Box<rhai::EvalAltResult>>(r >= 0 && w.0.asks_for(r as usize))
-        },
+        |w: &mut RequestH, r: i64| -> RResult<bool> { Ok(w.0.asks_for(rsc_of(r, w.0.rsc.len())?)) },
     );
     api.func(
         W,
@@ -1342,12 +1338,8 @@ fn decision_api(api: &mut Api) {
         "r",
         "float",
         "Instance-seconds asked of resource r.",
-        |w: &mut RequestH, r: i64| {
-            Ok::<_, Box<rhai::EvalAltResult>>(
-                w.0.rsc
-                    .get(r.max(0) as usize)
-                    .map_or(0.0, |x| x.req_seconds),
-            )
+        |w: &mut RequestH, r: i64| -> RResult<f64> {
+            Ok(w.0.rsc[rsc_of(r, w.0.rsc.len())?].req_seconds)
         },
     );
     api.func(
@@ -1356,12 +1348,8 @@ fn decision_api(api: &mut Api) {
         "r",
         "float",
         "Instances to occupy asked of resource r.",
-        |w: &mut RequestH, r: i64| {
-            Ok::<_, Box<rhai::EvalAltResult>>(
-                w.0.rsc
-                    .get(r.max(0) as usize)
-                    .map_or(0.0, |x| x.req_ninstances),
-            )
+        |w: &mut RequestH, r: i64| -> RResult<f64> {
+            Ok(w.0.rsc[rsc_of(r, w.0.rsc.len())?].req_ninstances)
         },
     );
     api.func(
@@ -1370,12 +1358,8 @@ fn decision_api(api: &mut Api) {
         "r",
         "float",
         "How long the client says new jobs of resource r would wait before they start (`estimated_delay`), seconds; 0 when not told.",
-        |w: &mut RequestH, r: i64| {
-            Ok::<_, Box<rhai::EvalAltResult>>(
-                w.0.rsc
-                    .get(r.max(0) as usize)
-                    .map_or(0.0, |x| x.estimated_delay),
-            )
+        |w: &mut RequestH, r: i64| -> RResult<f64> {
+            Ok(w.0.rsc[rsc_of(r, w.0.rsc.len())?].estimated_delay)
         },
     );
 }
@@ -1497,11 +1481,7 @@ fn helper_api(api: &mut Api) {
         "float",
         "Free instances of resource r.",
         |c: &mut CapacityH, r: i64| -> RResult<f64> {
-            c.cap
-                .free
-                .get(r.max(0) as usize)
-                .copied()
-                .ok_or_else(|| format!("resource {r} does not exist").into())
+            Ok(c.cap.free[rsc_of(r, c.cap.free.len())?])
         },
     );
     api.get(
@@ -1547,12 +1527,8 @@ fn helper_api(api: &mut Api) {
         "p",
         "int",
         "Jobs of project p projected to miss their deadlines.",
-        |r: &mut RrH, p: i64| {
-            Ok::<_, Box<rhai::EvalAltResult>>(
-                r.0.projects
-                    .get(p.max(0) as usize)
-                    .map_or(0, |x| x.misses as i64),
-            )
+        |r: &mut RrH, p: i64| -> RResult<i64> {
+            Ok(r.0.projects[project_of(p, r.0.projects.len())?].misses as i64)
         },
     );
     api.func(
@@ -1561,12 +1537,8 @@ fn helper_api(api: &mut Api) {
         "p",
         "float",
         "Instances project p's max_concurrent caps let it use (infinite without caps).",
-        |r: &mut RrH, p: i64| {
-            Ok::<_, Box<rhai::EvalAltResult>>(
-                r.0.projects
-                    .get(p.max(0) as usize)
-                    .map_or(f64::INFINITY, |x| x.can_use),
-            )
+        |r: &mut RrH, p: i64| -> RResult<f64> {
+            Ok(r.0.projects[project_of(p, r.0.projects.len())?].can_use)
         },
     );
     api.func(
@@ -1575,12 +1547,8 @@ fn helper_api(api: &mut Api) {
         "p",
         "float",
         "Instance-seconds project p would leave idle of its share.",
-        |r: &mut RrH, p: i64| {
-            Ok::<_, Box<rhai::EvalAltResult>>(
-                r.0.projects
-                    .get(p.max(0) as usize)
-                    .map_or(0.0, |x| x.shortfall),
-            )
+        |r: &mut RrH, p: i64| -> RResult<f64> {
+            Ok(r.0.projects[project_of(p, r.0.projects.len())?].shortfall)
         },
     );
     api.func(
@@ -1589,12 +1557,8 @@ fn helper_api(api: &mut Api) {
         "p",
         "bool",
         "Project p has unfinished jobs of this resource.",
-        |r: &mut RrH, p: i64| {
-            Ok::<_, Box<rhai::EvalAltResult>>(
-                r.0.projects
-                    .get(p.max(0) as usize)
-                    .is_some_and(|x| x.has_jobs),
-            )
+        |r: &mut RrH, p: i64| -> RResult<bool> {
+            Ok(r.0.projects[project_of(p, r.0.projects.len())?].has_jobs)
         },
     );
     api.func(
@@ -1790,12 +1754,7 @@ fn server_api(api: &mut Api) {
         "float",
         "How long the client says new jobs of resource r would wait before they start, seconds (`req.request.rsc_estimated_delay(r)`); 0 when not told.",
         |_: &mut ServerH, r: i64| {
-            with_server(|s, _| {
-                Ok(s.request
-                    .rsc
-                    .get(r.max(0) as usize)
-                    .map_or(0.0, |x| x.estimated_delay))
-            })
+            with_server(|s, _| Ok(s.request.rsc[rsc_of(r, s.request.rsc.len())?].estimated_delay))
         },
     );
     api.get(
@@ -1821,7 +1780,9 @@ fn server_api(api: &mut Api) {
         "r",
         "bool",
         "The request asks for jobs of resource r.",
-        |_: &mut ServerH, r: i64| with_server(|s, _| Ok(r >= 0 && s.request.asks_for(r as usize))),
+        |_: &mut ServerH, r: i64| {
+            with_server(|s, _| Ok(s.request.asks_for(rsc_of(r, s.host.nrsc())?)))
+        },
     );
     api.func(
         S,
@@ -1831,12 +1792,8 @@ fn server_api(api: &mut Api) {
         "Seconds of resource r still to fill after the jobs already in the reply (WS1's rule).",
         |_: &mut ServerH, r: i64| {
             with_server(|s, sent| {
-                if r < 0 || r as usize >= s.host.nrsc() {
-                    return Err(format!("resource {r} does not exist"));
-                }
-                Ok(vcsim_blocks::server_fill::seconds_to_fill(
-                    s, sent, r as usize,
-                ))
+                let r = rsc_of(r, s.host.nrsc())?;
+                Ok(vcsim_blocks::server_fill::seconds_to_fill(s, sent, r))
             })
         },
     );
@@ -1870,8 +1827,8 @@ fn server_api(api: &mut Api) {
         "The i-th job of the reply.",
         |_: &mut SentH, i: i64| {
             with_server(|_, sent| {
-                sent.get(i.max(0) as usize)
-                    .map(|c| CandH(c.clone()))
+                index(i, sent.len())
+                    .map(|i| CandH(sent[i].clone()))
                     .ok_or_else(|| format!("sent[{i}]: only {} jobs", sent.len()))
             })
         },
@@ -1991,18 +1948,16 @@ fn server_api(api: &mut Api) {
         "r",
         "int",
         "Jobs received of resource r.",
-        |r: &mut ReplyH, x: i64| {
-            Ok::<_, Box<rhai::EvalAltResult>>(
-                r.0.jobs.get(x.max(0) as usize).map_or(0, |n| *n as i64),
-            )
+        |r: &mut ReplyH, x: i64| -> RResult<i64> {
+            Ok(i64::from(r.0.jobs[rsc_of(x, r.0.jobs.len())?]))
         },
     );
-    api.func(Y, "status", "r", "string", "The server's answer for resource r: `unknown`, `work_returned`, `no_work_but_supported`, `not_supported`.", |r: &mut ReplyH, x: i64| {
-        Ok::<_, Box<rhai::EvalAltResult>>(ImmutableString::from(match r.0.rsc_status.get(x.max(0) as usize) {
-            Some(RscStatus::WorkReturned) => "work_returned",
-            Some(RscStatus::NoWorkButSupported) => "no_work_but_supported",
-            Some(RscStatus::NotSupported) => "not_supported",
-            _ => "unknown",
+    api.func(Y, "status", "r", "string", "The server's answer for resource r: `unknown`, `work_returned`, `no_work_but_supported`, `not_supported`.", |r: &mut ReplyH, x: i64| -> RResult<ImmutableString> {
+        Ok(ImmutableString::from(match r.0.rsc_status[rsc_of(x, r.0.rsc_status.len())?] {
+            RscStatus::WorkReturned => "work_returned",
+            RscStatus::NoWorkButSupported => "no_work_but_supported",
+            RscStatus::NotSupported => "not_supported",
+            RscStatus::Unknown => "unknown",
         }))
     });
 }

@@ -49,7 +49,9 @@ mod frame;
 mod limits;
 
 pub use api::{DocEntry, MAX_OPERATIONS};
-pub use limits::{BYTES_PER_OPERATION, MAX_CALL_SECONDS};
+pub use limits::{
+    BYTES_PER_OPERATION, MAX_CALL_SECONDS, MAX_LINE_CHARS, MAX_SCRIPT_BYTES, MAX_SCRIPT_LINES,
+};
 
 use api::{CandH, FileH, JobH, ReplyH, RequestH, RunH, SentH, ServerH, ViewH};
 use frame::Frame;
@@ -192,6 +194,12 @@ impl Script {
 
     /// Compiles `text`, reported as `path` in messages.
     pub fn compile(path: &str, text: &str) -> Result<Script, String> {
+        // A byte-order mark (Windows editors write one) is no character of
+        // the script: rhai would refuse it, and the columns do not count it.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if let Some(e) = limits::script_size_error(text) {
+            return Err(format!("{path}: {e}"));
+        }
         let mut ast = ENGINE.with(|e| e.compile(text)).map_err(|pe| {
             let pos = pe.1;
             format!("{}: syntax error: {}", locate(path, pos), pe.0)
@@ -1411,19 +1419,24 @@ pub fn api_reference() -> String {
     out.push_str("Everything a policy script can read or build, beyond rhai's standard library (arithmetic, strings, arrays, maps, `min`/`max`, `sort`, closures; not its blobs, byte arrays whose growth the limits below could not place on a line). Handles (`View`, `Job`, `Project`, ...) are read-only and valid only during the hook call that received them; a `Job` kept in `this` is looked up again by id.\n\n");
     out.push_str("Resources are numbered: `0` is the CPU, `1 + k` the host's k-th GPU type. Projects are numbered in the scenario's order. Times are simulated seconds since the start of the run.\n\n");
     out.push_str(&format!(
-        "Limits per hook call: {} operations, where an operation that allocates (`+`, `+=`, `append` and `pad` of strings and arrays) counts one more per {} bytes it writes (an element counts 16), and every other function of rhai's whose cost grows with its operands (`split`, `to_chars`, `replace`, `index_of`, `contains`, `in`, `==` and `<` of strings, `==` of arrays and maps, `keys`, `values`, `sort`, `filter`, `map`, `to_string` of an array, ...) counts one more per {} bytes of its operands and result (an element counts {}, a map entry {}, {} times that in a function that compares or formats each; a sort without comparator, one per element and pass); {} s of wall-clock time (a backstop for the costs that no function pays: the copy of an array or map made by reading a variable, as in `let t = a;` or passing `a` to a script function, and indexing a string, `s[i]`); {} nested calls; strings of {} bytes, arrays of {} elements, maps of {} entries, each value with the values nested in it. A map grown by `m[key] = x` is checked at the next use of a variable, and the state `this` in full after every call. A limit's error names the script, the line that hit it and the limit. Three of rhai's own checks keep no line, and their error names the hook instead: an array or map literal over its limit (`a = [a, a]` in a loop), a string built by interpolation over its limit (`` s = `${{s}}${{s}}` `` in a loop), and a recursion whose deepest call uses no variable (`fn f() {{ f() }}`); a recursion that uses one stops at that use, and the message counts the calls of each function once (`` `depth` (47 times) ``). A comparator's error in `sort` fails the call. `log` keeps at most {} lines a run (the run's log, or standard error where a hook has no view) and then says that later lines were dropped.\n\n",
+        "Limits per hook call: {} operations, where an operation that allocates (`+`, `+=`, `append` and `pad` of strings and arrays) counts one more per {} bytes it writes (an element counts 16), and every other function of rhai's whose cost grows with its operands (`split`, `to_chars`, `replace`, `index_of`, `contains`, `in`, `==` and `<` of strings, `==` of arrays and maps, `keys`, `values`, `sort`, `filter`, `map`, `to_string` of an array, ...) counts one more per {} bytes of its operands and result (an element counts {}, a map entry {}, {} times that in a function that compares or formats each; a sort without comparator, one per element and pass); `push` and `+=` of one value into an array count one more per {} bytes of the whole array (an element counts {}: rhai walks the array after each, so that a loop of them costs the square of its length, and about 12,000 of them fill one call); {} s of wall-clock time (a backstop for the costs that no function pays: the copy of an array or map made by reading a variable, as in `let t = a;`, `a = [a]` or passing `a` to a script function, and indexing a string, `s[i]`); {} nested calls; strings of {} bytes, arrays of {} elements, maps of {} entries, each value with the values nested in it. A map grown by `m[key] = x` is checked at the next use of a variable, and the state `this` in full after every call. A limit's error names the script, the line that hit it and the limit. Three of rhai's own checks keep no line, and their error names the hook instead: an array or map literal over its limit (`a = [a, a]` in a loop), a string built by interpolation over its limit (`` s = `${{s}}${{s}}` `` in a loop), and a recursion whose deepest call uses no variable (`fn f() {{ f() }}`); a recursion that uses one stops at that use, and the message counts the calls of each function once (`` `depth` (47 times) ``). A comparator's error in `sort` fails the call. `log` keeps at most {} lines a run (the run's log, or standard error where a hook has no view) and then says that later lines were dropped.\n\n",
         MAX_OPERATIONS,
         BYTES_PER_OPERATION,
         BYTES_PER_OPERATION,
         charged::ELEMENT_BYTES,
         charged::ENTRY_BYTES,
         charged::CALLING_FACTOR,
+        BYTES_PER_OPERATION,
+        limits::WALK_BYTES,
         MAX_CALL_SECONDS,
         api::MAX_CALL_LEVELS,
         api::MAX_STRING_SIZE,
         api::MAX_ARRAY_SIZE,
         api::MAX_MAP_SIZE,
         api::MAX_LOG_LINES
+    ));
+    out.push_str(&format!(
+        "A script file holds at most {MAX_SCRIPT_BYTES} bytes (the shipped policies hold 0.4 to 10 KB): rhai's time to compile some shapes of script grows with the square of their size (at this bound, the worst found compiles in under 2 s of a release build), and the bound keeps every line and column within the 65,535 that rhai's positions can name. A byte-order mark at its start (as Windows editors write) is ignored.\n\n"
     ));
     out.push_str("## Hooks\n\n| family | hook | called | returns |\n|---|---|---|---|\n");
     for (fam, hook, when, ret) in HOOK_DOCS {
@@ -1545,5 +1558,64 @@ mod charged_tests {
             let f = charged::resolve(&engine, &name, &types).unwrap_or_else(|| panic!("{sig}"));
             assert!(f.get_plugin_fn().is_none(), "{sig} resolves to rhai's own");
         }
+    }
+}
+
+#[cfg(test)]
+mod api_tests {
+    use crate::api::draw_in;
+
+    #[test]
+    fn an_integer_draw_is_the_old_one_wherever_that_did_not_overflow() {
+        let old = |lo: i64, hi: i64, x: f64| lo + ((hi - lo) as f64 * x).floor() as i64;
+        let xs = [0.0, 1e-9, 0.25, 0.5, 0.999, 1.0 - f64::EPSILON / 2.0];
+        for (lo, hi) in [
+            (0, 1),
+            (-5, 3),
+            (7, 1000),
+            (i64::MIN, -1),
+            (0, i64::MAX),
+            (-1, i64::MAX - 1),
+        ] {
+            for x in xs {
+                let want = old(lo, hi, x);
+                if want < hi {
+                    assert_eq!(draw_in(lo, hi, x), want, "({lo}, {hi}) at {x}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_integer_draw_stays_in_its_range_however_wide() {
+        let xs = [0.0, 1e-9, 0.25, 0.5, 0.999, 1.0 - f64::EPSILON / 2.0];
+        for (lo, hi) in [
+            (-3, i64::MAX),
+            (-4611686018427387904, 4611686018427387905),
+            (i64::MIN, i64::MAX),
+            (i64::MIN, i64::MIN + 1),
+            (i64::MAX - 1, i64::MAX),
+            ((1 << 52) + 1, (1 << 53) + 2),
+        ] {
+            for x in xs {
+                let got = draw_in(lo, hi, x);
+                assert!(lo <= got && got < hi, "({lo}, {hi}) at {x}: {got}");
+            }
+        }
+        // The widest range is drawn across, not pinned at one end.
+        assert!(draw_in(i64::MIN, i64::MAX, 0.25) < 0 && draw_in(i64::MIN, i64::MAX, 0.75) > 0);
+    }
+}
+
+#[cfg(test)]
+mod limits_tests {
+    #[test]
+    fn the_clocks_stop_names_the_copies_that_no_operation_counts() {
+        // `a = [a]` in a loop copies `a` at each read: the clock stops it.
+        let m = crate::limits::stop_message(true);
+        assert!(
+            m.contains("copies a large array or map") && m.contains("`a = [a]`"),
+            "{m}"
+        );
     }
 }

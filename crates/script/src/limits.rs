@@ -13,6 +13,10 @@
 //!   `==` of arrays, maps and strings, `keys`, `values`, `sort`, `filter`,
 //!   `to_string` of an array...) counts the same way what it reads and
 //!   writes (see `charged`);
+//! - `push` and `+=` of one value into an array count the walk of the whole
+//!   array that rhai's own size check makes after them ([`WALK_BYTES`] an
+//!   element), so that a loop of them, whose cost is the square of the
+//!   array's length, stops at its line rather than at the wall clock;
 //! - a variable's map (and `this`) is checked at every [`CHECK_EVERY`]-th
 //!   use of a variable, its entries against the map limit, and every
 //!   [`FULL_CHECK_EVERY`]-th its whole size (nested values too);
@@ -38,6 +42,20 @@ use rhai::{
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::time::{Duration, Instant};
+
+/// Bytes of a script. rhai's parser and optimizer take time that grows with
+/// the square of a script's size in some shapes (a run of bare blocks
+/// `{1}{1}...`, the worst found: 1.7 s of a release build at this size; a
+/// variable looked up past thousands of others); the shipped policies are
+/// 0.4 to 10 KB.
+pub const MAX_SCRIPT_BYTES: usize = 32 * 1024;
+/// Lines of a script: rhai numbers lines in 16 bits, and the end of the
+/// text (where an unfinished script's error is) is on the line after the
+/// last line break.
+pub const MAX_SCRIPT_LINES: usize = u16::MAX as usize;
+/// Characters of a line: rhai numbers columns in 16 bits, and an error at
+/// the end of a line is one column past its last character.
+pub const MAX_LINE_CHARS: usize = u16::MAX as usize - 1;
 
 /// Bytes an allocating operation may write per operation it is counted.
 pub const BYTES_PER_OPERATION: u64 = 16;
@@ -108,6 +126,16 @@ impl Drop for CallGuard {
     }
 }
 
+/// Bytes an array element or map entry counts for in rhai's own size check
+/// of a value that a function changed in place (`push`, `+=`), which walks
+/// the whole value after each call.
+pub const WALK_BYTES: u64 = 4;
+
+/// Charges rhai's walk of a value of `sizes` (see [`WALK_BYTES`]).
+fn charge_walk(sizes: (usize, usize, usize)) {
+    charge((sizes.0 as u64 + sizes.1 as u64).saturating_mul(WALK_BYTES));
+}
+
 /// Charges an allocation of `bytes` to the call.
 pub(crate) fn charge(bytes: u64) {
     BUDGET.with(|b| {
@@ -117,11 +145,46 @@ pub(crate) fn charge(bytes: u64) {
     });
 }
 
+// A script within its bytes has its every line and column within rhai's.
+const _: () = assert!(MAX_SCRIPT_BYTES < MAX_SCRIPT_LINES && MAX_SCRIPT_BYTES < MAX_LINE_CHARS);
+
+/// Why `text` cannot be compiled as a script, if it is too large: rhai's
+/// time to compile grows with the square of its size, and past 16-bit lines
+/// and columns its errors would name the wrong place (said too, if so).
+pub(crate) fn script_size_error(text: &str) -> Option<String> {
+    if text.len() <= MAX_SCRIPT_BYTES {
+        return None;
+    }
+    let mut msg = format!(
+        "{} bytes, more than a script's {MAX_SCRIPT_BYTES} (rhai's time to compile grows with the square of a script's size)",
+        text.len()
+    );
+    let mut lines = 0;
+    let mut wide = None;
+    for (i, line) in text.split('\n').enumerate() {
+        lines = i + 1;
+        let chars = line.strip_suffix('\r').unwrap_or(line).chars().count();
+        if chars > MAX_LINE_CHARS && wide.is_none() {
+            wide = Some((lines, chars));
+        }
+    }
+    let unnamed =
+        "rhai numbers lines and columns in 16 bits: an error past them could not name its place";
+    if lines > MAX_SCRIPT_LINES {
+        msg += &format!(", and more than {MAX_SCRIPT_LINES} lines ({unnamed})");
+    } else if let Some((l, chars)) = wide {
+        msg += &format!(
+            ", and its line {l} has {chars} characters, more than {MAX_LINE_CHARS} ({unnamed})"
+        );
+    }
+    Some(msg)
+}
+
 /// The message of a call stopped by its operations or its time.
 pub(crate) fn stop_message(time: bool) -> String {
     if time {
         format!(
-            "stopped after {MAX_CALL_SECONDS} s of computing in one call (the limit of a hook call's wall-clock time; an endless loop?)"
+            "stopped after {MAX_CALL_SECONDS} s of computing in one call (the limit of a hook call's wall-clock time; an endless loop, or one that copies a large array or map, as `let b = a;` or `a = [a]` do, which no operation counts?)"
         )
     } else {
         format!(
@@ -433,19 +496,20 @@ pub(crate) fn register(e: &mut Engine) {
     e.register_fn("append", join);
     // `push` of a value that holds others (an array pushed into itself
     // doubles it): checked here, at the script's line, not by rhai after.
-    e.register_fn("push", |a: &mut Array, item: Dynamic| -> RResult<()> {
+    fn push(a: &mut Array, item: Dynamic) -> RResult<()> {
         let one = sizes(&item);
-        if one == (0, 0, 0) {
-            if a.len() >= MAX_ARRAY_SIZE {
-                return Err(too_large("Size of array"));
-            }
-        } else {
-            check_sizes(add(sizes_of_array(a), add((1, 0, 0), one)))?;
-            charge(bytes_of(one));
-        }
+        let total = add(sizes_of_array(a), add((1, 0, 0), one));
+        check_sizes(total)?;
+        charge(bytes_of(one));
+        // rhai walks the whole array after the call (its own size check),
+        // so that a loop of pushes costs the square of the array's length.
+        charge_walk(total);
         a.push(item);
         Ok(())
-    });
+    }
+    e.register_fn("push", push);
+    // `a += x` of a value that is not an array: rhai's built-in push.
+    e.register_fn("+=", push);
 
     // `sort` with a comparator: rhai's ignores the comparator's errors (and
     // values that are not numbers); here they fail the call.

@@ -608,3 +608,289 @@ fn schedule(v) {
     );
     run(&format!("cpu={p}")).unwrap();
 }
+
+#[test]
+fn random_draws_stay_in_their_range_however_wide() {
+    // `hi - lo` overflows i64 in the first three ranges: each draw must still
+    // fall in [lo, hi), and the widest range must be drawn across.
+    let p = script(
+        "random_wide.rhai",
+        r#"fn schedule(v) {
+    let min = -9223372036854775807 - 1;
+    let max = 9223372036854775807;
+    let negative = 0;
+    for r in [[-3, max], [-4611686018427387904, 4611686018427387905], [min, max], [0, 1], [-5, 3]] {
+        for i in 0..200 {
+            let x = v.random(r[0], r[1]);
+            if x < r[0] || x >= r[1] { throw `v.random(${r[0]}, ${r[1]}) gave ${x}`; }
+            if r[0] == min && x < 0 { negative += 1; }
+        }
+    }
+    if negative < 50 || negative > 150 { throw `${negative} of 200 draws in [min, max) were negative`; }
+    []
+}
+"#,
+    );
+    run(&format!("cpu={p}")).unwrap();
+}
+
+/// The error of a run whose script calls `hook` with `expr` on its line 2
+/// (after it, `rest`: the family's other hooks), for `family`.
+fn error_at_line_2(family: &str, name: &str, hook: &str, expr: &str, rest: &str) -> String {
+    let p = script(
+        name,
+        &format!("fn {hook} {{\n    let x = {expr};\n    x\n}}\n{rest}"),
+    );
+    let e = run_error(family, &p);
+    assert!(e.contains(&format!("{p}:2:")), "{expr}: {e}");
+    e
+}
+
+#[test]
+fn every_index_count_and_horizon_is_checked_at_its_line() {
+    // As `v.project(-1)`: an index out of range (negative ones too, which
+    // were taken as 0) is an error naming the line, never a value.
+    let cpu = [
+        ("v.project(-1)", "project -1 does not exist (1 projects)"),
+        ("v.capacity().free(-1)", "resource -1 does not exist"),
+        ("v.capacity().free(9)", "resource 9 does not exist"),
+        (
+            "work_request(0, 1.0).with_rsc(0, 1.0, 1.0).rsc_seconds(-1)",
+            "resource -1 does not exist",
+        ),
+        (
+            "work_request(0, 1.0).rsc_instances(1)",
+            "resource 1 does not exist (the host has 1 resources",
+        ),
+        (
+            "work_request(0, 1.0).rsc_estimated_delay(-1)",
+            "resource -1 does not exist",
+        ),
+        (
+            "work_request(0, 1.0).asks_for(-1)",
+            "resource -1 does not exist",
+        ),
+        (
+            "work_request(0, 1.0).asks_for(3)",
+            "resource 3 does not exist",
+        ),
+        (
+            "work_request(0, 1.0).with_rsc(-1, 1.0, 1.0)",
+            "resource -1 does not exist",
+        ),
+        (
+            "v.rr_sim(0).project_shortfall(-3)",
+            "project -3 does not exist (1 projects)",
+        ),
+        ("v.rr_sim(0).misses(-1)", "project -1 does not exist"),
+        ("v.rr_sim(0).misses(1)", "project 1 does not exist"),
+        ("v.rr_sim(0).can_use(-1)", "project -1 does not exist"),
+        ("v.rr_sim(0).has_jobs(-3)", "project -3 does not exist"),
+        ("v.rr_sim(0, 0.0 / 0.0)", "horizon NaN is out of range"),
+        ("v.rr_sim(0, -1.0)", "horizon -1 is out of range"),
+        ("v.rr_sim(0, infinity())", "horizon inf is out of range"),
+        ("v.rr_sim(0, 1e308)", "horizon 1e308 is out of range"),
+        ("report_only(-5)", "project -5 does not exist"),
+        ("work_request(-1, 10)", "project -1 does not exist"),
+        (
+            "work_request(1, 10.0)",
+            "project 1 does not exist (1 projects)",
+        ),
+    ];
+    let mut failed = Vec::new();
+    let mut check = |e: String, expr: &str, want: &str| {
+        if !e.contains(want) {
+            failed.push(format!("{expr}: `{want}` is not in: {e}"));
+        }
+    };
+    for (i, (expr, want)) in cpu.iter().enumerate() {
+        let e = error_at_line_2(
+            "cpu",
+            &format!("index_cpu_{i}.rhai"),
+            "schedule(v)",
+            expr,
+            "",
+        );
+        check(e, expr, want);
+    }
+    // A fetcher: `report_only(-5)` made a request to project 0.
+    let e = error_at_line_2(
+        "fetch",
+        "index_report.rhai",
+        "request(v)",
+        "report_only(-5)",
+        "",
+    );
+    check(
+        e,
+        "report_only(-5)",
+        "project -5 does not exist (1 projects)",
+    );
+    for (i, (expr, want)) in [
+        ("reply.jobs(-1)", "resource -1 does not exist"),
+        ("reply.status(1)", "resource 1 does not exist"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let e = error_at_line_2(
+            "fetch",
+            &format!("index_reply_{i}.rhai"),
+            "on_reply(v, reply)",
+            expr,
+            "fn request(v) {\n    work_request(0, 1000.0)\n}\n",
+        );
+        check(e, expr, want);
+    }
+    for (i, (expr, want)) in [
+        ("req.estimated_delay(-1)", "resource -1 does not exist"),
+        ("req.estimated_delay(99)", "resource 99 does not exist"),
+        ("req.asks_for(-1)", "resource -1 does not exist"),
+        ("req.seconds_to_fill(99)", "resource 99 does not exist"),
+        ("sent.get(-1)", "sent[-1]: only 0 jobs"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let e = error_at_line_2(
+            "send",
+            &format!("index_send_{i}.rhai"),
+            "consider(req, sent, cand)",
+            expr,
+            "",
+        );
+        check(e, expr, want);
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+#[test]
+fn a_script_saved_with_a_byte_order_mark_compiles_with_its_positions() {
+    // Windows editors start a UTF-8 file with U+FEFF: it is no character of
+    // the script, and an error's line and column are the same without it.
+    let text = "fn schedule(v) {\n    let x = nothing;\n    []\n}\n";
+    let plain = vcsim_script::Script::compile("plain.rhai", text)
+        .err()
+        .unwrap();
+    let bom = vcsim_script::Script::compile("bom.rhai", &format!("\u{feff}{text}"))
+        .err()
+        .unwrap();
+    assert!(plain.starts_with("plain.rhai:2:13:"), "{plain}");
+    assert_eq!(bom.replace("bom.rhai", "plain.rhai"), plain);
+    let p = script(
+        "bom_ok.rhai",
+        "\u{feff}//! Saved by a Windows editor.\nfn schedule(v) {\n    []\n}\n",
+    );
+    run(&format!("cpu={p}")).unwrap();
+}
+
+#[test]
+fn a_script_whose_places_rhai_cannot_number_is_refused() {
+    // rhai numbers lines and columns in 16 bits: past 65,535 an error would
+    // be blamed on line or column 65,535. Such a script is past the size
+    // bound too, and the message says both.
+    let tall = format!("{}fn schedule(v) {{ x }}\n", "\n".repeat(70_000));
+    let e = vcsim_script::Script::compile("tall.rhai", &tall)
+        .err()
+        .unwrap();
+    assert_has(
+        &e,
+        &[
+            "tall.rhai: 70021 bytes, more than a script's 32768",
+            "and more than 65535 lines",
+            "could not name its place",
+        ],
+    );
+    let wide = format!(
+        "fn schedule(v) {{\n    let s = \"{}\"; x\n}}\n",
+        "y".repeat(70_000)
+    );
+    let e = vcsim_script::Script::compile("wide.rhai", &wide)
+        .err()
+        .unwrap();
+    assert_has(
+        &e,
+        &[
+            "wide.rhai: 70037 bytes",
+            "and its line 2 has 70017 characters, more than 65534",
+            "could not name its place",
+        ],
+    );
+}
+
+#[test]
+fn a_script_past_the_size_bound_is_refused_with_the_bound() {
+    // 100,000 `let`s (1.6 MB) took 53 s to compile, 100,000 one-line
+    // functions (1.9 MB) 87 s: refused at once, the bound in the message.
+    for (name, line) in [
+        ("lets.rhai", "let a{i} = {i};\n"),
+        ("fns.rhai", "fn f{i}(a) { a }\n"),
+    ] {
+        let text: String = (0..100_000)
+            .map(|i| line.replace("{i}", &i.to_string()))
+            .collect();
+        let t = Instant::now();
+        let e = vcsim_script::Script::compile(name, &text).err().unwrap();
+        assert!(
+            t.elapsed() < Duration::from_secs(1),
+            "{name}: {:?}",
+            t.elapsed()
+        );
+        assert_has(&e, &[name, "more than a script's 32768", "square"]);
+    }
+    // A script of exactly the bound compiles.
+    let hook = "fn schedule(v) {\n    []\n}\n";
+    let pad = vcsim_script::MAX_SCRIPT_BYTES - hook.len();
+    let text = format!("//{}\n{hook}", "x".repeat(pad - 3));
+    assert_eq!(text.len(), vcsim_script::MAX_SCRIPT_BYTES);
+    vcsim_script::Script::compile("full.rhai", &text).unwrap();
+    let e = vcsim_script::Script::compile("over.rhai", &format!(" {text}"))
+        .err()
+        .unwrap();
+    assert_has(&e, &["over.rhai: 32769 bytes, more than a script's 32768"]);
+}
+
+#[test]
+fn growing_an_array_element_by_element_is_charged() {
+    // rhai checks an array's size after each call that changes it in place,
+    // walking it whole: 99,999 pushes cost the square of that, which the
+    // wall clock stopped, machine-dependent, after 5 s. The walk is charged:
+    // the operations stop each loop at its line (4), well within that, in
+    // a release build (about 0.5 s; a debug build walks 5 to 10 times
+    // slower, meets the clock first and takes longer than `BOUND`: run
+    // `cargo test --release -p vcsim-script --test hostile growing`).
+    let mut failed = Vec::new();
+    let loops: &[(&str, &str)] = if cfg!(debug_assertions) {
+        &[]
+    } else {
+        &[
+            ("push", "a.push(i);"),
+            ("push_string", "a.push(\"x\");"),
+            ("push_map", "a.push(#{});"),
+            ("plus_assign", "a += i;"),
+        ]
+    };
+    for &(name, op) in loops {
+        let p = script(
+            &format!("grow_{name}.rhai"),
+            &format!("fn schedule(v) {{\n    let a = [];\n    for i in 0..99999 {{\n        {op}\n    }}\n    []\n}}\n"),
+        );
+        let t = Instant::now();
+        let e = run_error("cpu", &p);
+        let took = t.elapsed();
+        if !e.contains(&format!("{p}:4:")) || !e.contains(STOPPED_BY_OPERATIONS) {
+            failed.push(format!("{name}: {e}"));
+        } else if took >= Duration::from_millis(3000) {
+            failed.push(format!(
+                "{name}: stopped by its operations, but after {took:?}"
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    // An array of 4,000 pushed in one call is well within the budget.
+    let p = script(
+        "grow_fine.rhai",
+        "fn schedule(v) {\n    if v.now > 0.0 { return []; }\n    let a = [];\n    for i in 0..2000 {\n        a.push(i);\n        a += i;\n    }\n    if a.len() != 4000 { throw \"lost\"; }\n    []\n}\n",
+    );
+    run(&format!("cpu={p}")).unwrap();
+}

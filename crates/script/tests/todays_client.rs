@@ -217,7 +217,7 @@ fn a_send_script_reads_the_delay_and_the_on_fraction() {
             r#"fn consider(req, sent, cand) {
                 if req.on_fraction == 0.75 && req.estimated_delay(1) == 42.0
                     && req.request.rsc_estimated_delay(1) == 42.0
-                    && req.estimated_delay(0) == 0.0 && req.estimated_delay(7) == 0.0 {
+                    && req.estimated_delay(0) == 0.0 {
                     "send"
                 } else {
                     "skip"
@@ -278,4 +278,24 @@ fn a_send_script_reads_the_delay_and_the_on_fraction() {
         ..req.clone()
     };
     assert_eq!(ws.consider(&untold, &[], &cand).unwrap(), Verdict::Skip);
+    // A resource the host does not have is an error at its line, as in
+    // `req.seconds_to_fill(r)`, not 0.
+    let s = Arc::new(
+        Script::compile(
+            "send7.rhai",
+            "fn consider(req, sent, cand) {\n    if req.estimated_delay(7) == 0.0 { \"send\" } else { \"skip\" }\n}\n",
+        )
+        .unwrap(),
+    );
+    let mut ws = match s.make(Family::Send).unwrap() {
+        AnyPolicy::Send(p) => p,
+        _ => unreachable!(),
+    };
+    let e = ws.consider(&req, &[], &cand).unwrap_err();
+    assert!(
+        e.message
+            .starts_with("send7.rhai:2:12: in function `consider`: resource 7 does not exist"),
+        "{}",
+        e.message
+    );
 }

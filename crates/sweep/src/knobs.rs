@@ -65,6 +65,16 @@ impl Param {
         }
     }
 
+    /// Whether applying the parameter reads or writes the projects (a
+    /// check may then apply the others to a scenario without them).
+    pub fn reaches_projects(&self) -> bool {
+        match self {
+            Param::Mix | Param::Slack | Param::FlopsErrorFactor | Param::FlopsStddevFactor => true,
+            Param::BufferHours => false,
+            Param::Path(p) => p.split('.').next() == Some("project"),
+        }
+    }
+
     /// The order settings apply in: `mix` makes the projects first, paths
     /// and buffers next, and the knobs that derive from a project's job size
     /// (slack, the FLOPs factors) last, so they see the final sizes.
@@ -96,6 +106,19 @@ impl Setting {
         let param = Param::parse(k).map_err(|m| format!("`{k}`: {m}"))?;
         if v.is_empty() {
             return Err(format!("`{k}`: no value after `=`"));
+        }
+        // Digits that TOML cannot hold are a number out of range, not text.
+        let digits = v.strip_prefix(['+', '-']).unwrap_or(v);
+        if !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+            && v.parse::<i64>().is_err()
+            && format!("v = {v}").parse::<toml::Table>().is_err()
+        {
+            return Err(format!(
+                "`{k}`: {v} is out of range: a whole number is from {} to {}",
+                i64::MIN,
+                i64::MAX
+            ));
         }
         let value = match format!("v = {v}").parse::<toml::Table>() {
             Ok(mut t) => {
@@ -325,6 +348,29 @@ mod tests {
             param: Param::parse(p).unwrap(),
             value: v,
         }
+    }
+
+    #[test]
+    fn digits_beyond_a_whole_number_are_out_of_range_not_text() {
+        for a in [
+            "seed=18446744073709551616",
+            "mix=-99999999999999999999",
+            "host.ncpus=1_000_000_000_000_000_000_000",
+        ] {
+            let e = Setting::parse_assignment(a).unwrap_err();
+            assert!(e.contains("is out of range: a whole number is from -9223372036854775808 to 9223372036854775807"), "{a}: {e}");
+        }
+        // Within range, or text, as before.
+        assert_eq!(
+            Setting::parse_assignment("seed=9223372036854775807")
+                .unwrap()
+                .value,
+            serde_json::json!(9223372036854775807i64)
+        );
+        assert_eq!(
+            Setting::parse_assignment("name=123abc").unwrap().value,
+            serde_json::json!("123abc")
+        );
     }
 
     #[test]

@@ -8,6 +8,22 @@
 /// 100,000 threads.
 pub const MAX_JOBS: usize = 1024;
 
+/// The stack of a thread that runs simulations (the CLI's main one too). A
+/// script may nest arrays as deep as its limit of elements (100,000), and
+/// rhai walks, copies and drops nested values recursively: with the 2 MB a
+/// thread gets by default, `a = [[[[a]]]]` in a loop aborted the process.
+/// Only the pages a run touches are used.
+pub const STACK_BYTES: usize = 64 << 20;
+
+/// [`STACK_BYTES`], or more where `RUST_MIN_STACK` asks for more (as it
+/// does of every thread Rust starts).
+pub fn stack_bytes() -> usize {
+    let asked = std::env::var("RUST_MIN_STACK")
+        .ok()
+        .and_then(|v| v.trim().parse().ok());
+    asked.map_or(STACK_BYTES, |a: usize| a.max(STACK_BYTES))
+}
+
 /// The worker threads for `runs` runs. Without `jobs`: the machine's
 /// available parallelism (what the process may use: affinity and cgroup
 /// quotas count). With `jobs`: that many, even beyond the cores, up to
@@ -32,6 +48,7 @@ pub fn pool(jobs: Option<usize>, runs: usize) -> Result<rayon::ThreadPool, Strin
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .thread_name(|i| format!("vcsim-run-{i}"))
+        .stack_size(stack_bytes())
         .build()
         .map_err(|e| {
             format!(

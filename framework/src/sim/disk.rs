@@ -234,22 +234,26 @@ impl Simulation {
             return Ok(false);
         }
         self.st.disk.suspended = plan.suspend;
-        if plan.suspend {
+        // The disk manager decides; the note says why only where the usage
+        // shows it (a scripted manager may suspend within the limit).
+        let (gb, limit) = (used / 1e9, self.st.disk.total_limit / 1e9);
+        let over = used > self.st.disk.total_limit;
+        let msg = if plan.suspend {
             self.disk.suspended_since = Some(now);
-            let msg = format!(
-                "BOINC uses {:.3} GB, more than the {:.3} GB the user allows, and nothing more can be deleted: computation suspended",
-                used / 1e9,
-                self.st.disk.total_limit / 1e9
-            );
-            self.log.push(now, "disk", &msg);
+            if over {
+                format!("BOINC uses {gb:.3} GB, more than the {limit:.3} GB the user allows, and nothing more can be deleted: computation suspended")
+            } else {
+                format!("the disk manager suspends computation (BOINC uses {gb:.3} GB of the {limit:.3} GB the user allows)")
+            }
         } else {
             self.disk.end_suspension(now);
-            let msg = format!(
-                "usage {:.3} GB is within the limit again: computation resumed",
-                used / 1e9
-            );
-            self.log.push(now, "disk", &msg);
-        }
+            if over {
+                format!("the disk manager resumes computation (BOINC uses {gb:.3} GB, more than the {limit:.3} GB the user allows)")
+            } else {
+                format!("usage {gb:.3} GB is within the limit again: computation resumed")
+            }
+        };
+        self.log.push(now, "disk", &msg);
         Ok(true)
     }
 }

@@ -35,7 +35,8 @@ impl Simulation {
     /// On a host whose projects have apps for its GPUs, a fetcher that
     /// never asked for GPU work by resource (WF1 and WF2 ask for CPU seconds
     /// only) and left a GPU idle a fifth of the time it could compute, or a
-    /// GPU-only project without any work, is named in a warning.
+    /// GPU-only project without any work, is named in a warning; the advice
+    /// to use the GPU fetcher only when it asked for nothing by resource.
     pub(super) fn warnings(&self, report: &RunReport) -> Vec<String> {
         let host = &self.st.host;
         let projects = &self.st.projects;
@@ -75,11 +76,20 @@ impl Simulation {
         if what.is_empty() {
             return Vec::new();
         }
-        vec![format!(
-            "{}: fetch policy `{}` never asked for GPU work by resource (it was written for CPUs); `fetch=gpu,send=gpu` does",
-            what.join("; "),
-            self.pol.names[Family::Fetch.index()],
-        )]
+        let fetch = &self.pol.names[Family::Fetch.index()];
+        // A fetcher that asked for CPU work by resource knows resources: it
+        // had reasons of its own (a full queue, say) not to ask for a GPU's.
+        vec![if self.asked[crate::model::CPU] {
+            format!(
+                "{}: fetch policy `{fetch}` asked for no GPU work in this run",
+                what.join("; ")
+            )
+        } else {
+            format!(
+                "{}: fetch policy `{fetch}` never asked for GPU work by resource (it was written for CPUs); `fetch=gpu,send=gpu` does",
+                what.join("; ")
+            )
+        }]
     }
 
     /// The disk manager's limit of each project, for the report.

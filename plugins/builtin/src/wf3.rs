@@ -18,6 +18,9 @@
 //!   Requests carry `estimated_delay`, the busy time of jobs that miss.
 
 use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use vcsim_blocks::key::Key;
 use vcsim_blocks::list_sim::{buf_min, buf_total, ListSim, ProjectOrder, MIN_BUFFER_FLOOR};
 use vcsim_blocks::rec::RecPriority;
 use vcsim_framework::explain::{clock, short_duration, short_number};
@@ -305,18 +308,18 @@ impl Wf3 {
         }
         let jobs = v.jobs();
         let mut width = None;
-        let mut order = Vec::new();
-        for p in (0..projects.len()).rev() {
-            for (k, j) in jobs.iter().enumerate() {
-                if j.project != p || !j.is_runnable() {
-                    continue;
-                }
-                if j.gpu.is_some() || width.is_some_and(|w| w != j.cpus) {
-                    return Ok(None);
-                }
-                width = Some(j.cpus);
-                order.push(k);
+        // The runnable jobs, the last project's first, each project's in
+        // arrival order (a stable sort: a pass per project was quadratic).
+        let mut order: Vec<usize> = (0..jobs.len()).filter(|&k| jobs[k].is_runnable()).collect();
+        if projects.len() > 1 {
+            order.sort_by_key(|&k| Reverse(jobs[k].project));
+        }
+        for &k in &order {
+            let j = &jobs[k];
+            if j.gpu.is_some() || width.is_some_and(|w| w != j.cpus) {
+                return Ok(None);
             }
+            width = Some(j.cpus);
         }
         let Some(w) = width else { return Ok(None) };
         let n = v.host().ncpus;
@@ -339,24 +342,23 @@ impl Wf3 {
         let min = buf_min(v);
         let frac = v.on_fraction();
         let (mut lo, mut hi) = (Vec::new(), Vec::new());
-        let mut free: Vec<f64> = Vec::with_capacity(slots);
+        let mut free: BinaryHeap<Reverse<Key>> = BinaryHeap::with_capacity(slots);
         let mut done: Vec<f64> = Vec::with_capacity(order.len());
         vcsim_blocks::quiet::longest(v, limit, |t| {
             if !vcsim_blocks::quiet::remaining_bounds(v, t, &mut lo, &mut hi)? {
                 return Ok(false);
             }
             free.clear();
-            free.resize(slots, 0.0);
+            free.extend((0..slots).map(|_| Reverse(Key(0.0))));
             done.clear();
             for &k in &order {
-                // The slot that frees first takes the next job.
-                let (i, _) = free
-                    .iter()
-                    .enumerate()
-                    .min_by(|a, b| a.1.total_cmp(b.1))
-                    .expect("slots");
-                free[i] += lo[k] / frac;
-                done.push(free[i]);
+                // The slot that frees first takes the next job (a heap: a
+                // scan of the slots per job was quadratic on big hosts;
+                // which of equal slots takes it changes no time).
+                let Reverse(Key(at)) = free.pop().expect("slots");
+                let end = at + lo[k] / frac;
+                free.push(Reverse(Key(end)));
+                done.push(end);
             }
             done.sort_by(f64::total_cmp);
             let saturated = done[order.len() - slots];

@@ -2,9 +2,8 @@
 
 use crate::client_state::host::gpu_kind;
 use crate::error::ImportError;
-use crate::xml::{child, unread, Located, Src, Text};
+use crate::xml::{unread, Located, Src, Text};
 use roxmltree::Node;
-
 /// `<app>`, with the emulator's extra tags.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppEl<'a> {
@@ -52,6 +51,8 @@ pub struct VersionCoproc<'a> {
     /// vcsim's kind (`nvidia`, ...).
     pub kind: String,
     pub count: f64,
+    /// Where the count came from: `<count>`, or `<coproc>` without one.
+    pub count_at: (&'static str, usize),
     pub unread: Vec<&'a str>,
 }
 
@@ -68,13 +69,13 @@ impl<'a> AppEl<'a> {
             }
         }
         let max_concurrent = src.opt(a, "max_concurrent", |s, c| s.whole(c, 0))?;
-        let fpops_est = src.opt(a, "fpops_est", Src::positive)?;
-        let fpops = match child(a, "fpops") {
+        let fpops_est = src.opt(a, "fpops_est", |s, c| s.job_flops(c, false))?;
+        let fpops = match src.last(a, "fpops") {
             Some(f) => Some(Fpops {
-                mean: src.opt(f, "mean", Src::positive)?,
-                std_dev: match src.opt(f, "std_dev", Src::non_negative)? {
+                mean: src.opt(f, "mean", |s, c| s.job_flops(c, false))?,
+                std_dev: match src.opt(f, "std_dev", |s, c| s.job_flops(c, true))? {
                     Some(s) => Some(s),
-                    None => src.opt(f, "stdev", Src::non_negative)?,
+                    None => src.opt(f, "stdev", |s, c| s.job_flops(c, true))?,
                 },
                 unread: unread(f, &["mean", "std_dev", "stdev"]),
             }),
@@ -108,23 +109,24 @@ impl<'a> AppEl<'a> {
 
 impl<'a> AppVersionEl<'a> {
     pub fn parse(src: &Src<'a>, v: Node<'_, 'a>) -> Result<AppVersionEl<'a>, ImportError> {
-        let version_num = match child(v, "version_num") {
+        let version_num = match src.last(v, "version_num") {
             Some(c) => src.num(c)? as i64,
             None => 0,
         };
         let avg_ncpus = src.opt(v, "avg_ncpus", Src::non_negative)?;
-        let coproc = match child(v, "coproc") {
+        let coproc = match src.last(v, "coproc") {
             Some(c) => {
                 let ty = src
                     .child_text(c, "type")
                     .ok_or_else(|| src.err(c, "a <coproc> needs a <type>"))?;
-                let count = match child(c, "count") {
-                    Some(n) => src.positive(n)?,
-                    None => 1.0,
+                let (count, count_at) = match src.last(c, "count") {
+                    Some(n) => (src.positive(n)?, ("count", src.line(n))),
+                    None => (1.0, ("coproc", src.line(c))),
                 };
                 Some(VersionCoproc {
                     kind: gpu_kind(&ty),
                     count,
+                    count_at,
                     unread: unread(c, &["type", "count"]),
                 })
             }
@@ -137,7 +139,7 @@ impl<'a> AppVersionEl<'a> {
             version_num,
             avg_ncpus,
             coproc,
-            flops: src.opt(v, "flops", Src::positive)?.map(|f| f.value),
+            flops: src.opt(v, "flops", Src::version_flops)?.map(|f| f.value),
             unread: unread(
                 v,
                 &[

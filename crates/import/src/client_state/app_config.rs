@@ -4,9 +4,10 @@
 //! versions; the other settings are listed as not modelled.
 
 use crate::error::ImportError;
-use crate::xml::{child, elems, tag, Located, Src, Text, Unmodelled};
+use crate::xml::{elems, tag, Located, Src, Text, Unmodelled};
 use roxmltree::Node;
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 /// BOINC's directory for a project: its master URL without the scheme,
 /// every character other than letters, digits, `.`, `-` and `_` made `_`,
@@ -37,6 +38,8 @@ pub fn project_dir(master_url: &str) -> String {
 pub struct AppConfig<'a> {
     /// How comments name the file: `projects/DIR/app_config.xml`.
     pub file: String,
+    /// Its path, for errors.
+    pub path: PathBuf,
     pub apps: Vec<AppCfg<'a>>,
     pub versions: Vec<AppVersionCfg<'a>>,
     pub project_max_concurrent: Option<Located<u32>>,
@@ -89,12 +92,16 @@ impl<'a> AppConfig<'a> {
         }
         let mut cfg = AppConfig {
             file,
+            path: src.path.to_path_buf(),
             apps: Vec::new(),
             versions: Vec::new(),
             project_max_concurrent: None,
             apps_by_name: HashMap::new(),
             versions_by_name: HashMap::new(),
         };
+        // The loop keeps the last <project_max_concurrent>, as BOINC's
+        // parser does; `last` warns of a repeat.
+        src.last(root, "project_max_concurrent");
         for n in elems(root) {
             match tag(n) {
                 "app" => cfg.apps.push(AppCfg::parse(src, n, un)?),
@@ -163,7 +170,7 @@ impl<'a> AppCfg<'a> {
             .filter(|s| !s.is_empty())
             .ok_or_else(|| src.err(n, "an <app> needs a <name>"))?;
         let (mut gpu_usage, mut cpu_usage) = (None, None);
-        if let Some(g) = child(n, "gpu_versions") {
+        if let Some(g) = src.last(n, "gpu_versions") {
             gpu_usage = src.opt(g, "gpu_usage", Src::positive)?;
             cpu_usage = src.opt(g, "cpu_usage", Src::non_negative)?;
             un.rest(src, "app><gpu_versions", g, &["gpu_usage", "cpu_usage"]);

@@ -7,11 +7,13 @@ use crate::client_state::host::Coproc;
 use crate::client_state::project::ProjectEl;
 use crate::client_state::state::Group;
 use crate::client_state::work::{ResultEl, WorkunitEl};
-use crate::emit::{num, Section, Val};
+use crate::emit::{num, show, Section, Val};
 use crate::error::ImportError;
 use crate::output::Out;
 use crate::xml::{Src, Text, Unmodelled};
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use vcsim_framework::scenario::bounds::{MAX_GPUS, MAX_SPAN_DAYS, MIN_FLOPS_PER_SECOND};
 
 /// The emulator's defaults where an app says nothing (BOINC `client/sim.cpp`,
 /// `get_app_params`).
@@ -47,6 +49,28 @@ struct Version<'v, 'a> {
     cpus: f64,
     cpus_from: String,
     gpu: Option<(String, f64, String)>,
+}
+
+/// The element a version's CPU or GPU use came from (client_state.xml or an
+/// app_config.xml): a value out of bounds is an error there.
+#[derive(Clone)]
+struct Origin {
+    path: PathBuf,
+    /// The file's name in messages.
+    file: String,
+    tag: &'static str,
+    line: usize,
+}
+
+impl Origin {
+    fn err(&self, message: String) -> ImportError {
+        ImportError {
+            file: self.path.clone(),
+            line: Some(self.line),
+            element: Some(self.tag.to_string()),
+            message,
+        }
+    }
 }
 
 /// A BOINC app's job sizes, before the per-version speed factor.
@@ -177,7 +201,7 @@ impl<'s, 'a> Build<'s, 'a> {
         let mut vapps: Vec<VApp> = Vec::new();
         let mut sizes: HashMap<String, Sizes> = HashMap::new();
         for a in &g.apps {
-            if let Some((sz, mut v)) = self.app(gi, a, &name, &ix, cfg) {
+            if let Some((sz, mut v)) = self.app(gi, a, &name, &ix, cfg)? {
                 sizes.insert(a.name.to_string(), sz);
                 vapps.append(&mut v);
             }
@@ -373,7 +397,7 @@ impl<'s, 'a> Build<'s, 'a> {
         project: &str,
         ix: &ByApp<'_, 'a>,
         cfg: Option<&AppConfig>,
-    ) -> Option<(Sizes, Vec<VApp>)> {
+    ) -> Result<Option<(Sizes, Vec<VApp>)>, ImportError> {
         let src = self.src;
         let an: &str = &a.name;
         for f in &a.left_out_by {
@@ -384,15 +408,15 @@ impl<'s, 'a> Build<'s, 'a> {
         }
         self.un.add_all(src, "app", &a.unread);
         if !a.left_out_by.is_empty() {
-            return None;
+            return Ok(None);
         }
-        let versions = self.newest_versions(an, ix.versions.get(an).map_or(&[][..], |v| v), cfg);
+        let versions = self.newest_versions(an, ix.versions.get(an).map_or(&[][..], |v| v), cfg)?;
         if versions.is_empty() {
             self.warnings.push(format!(
                 "{}: app `{an}` of `{project}` has no <app_version>: left out, with its jobs",
                 src.name()
             ));
-            return None;
+            return Ok(None);
         }
         let app_wus = ix.wus.get(an).map_or(&[][..], |v| v);
         let app_results = ix.results.get(an).map_or(&[][..], |v| v);
@@ -484,7 +508,7 @@ impl<'s, 'a> Build<'s, 'a> {
                 output_mb,
             });
         }
-        Some((sizes, vapps))
+        Ok(Some((sizes, vapps)))
     }
 
     /// The input or output size of a job, MB: its files' sizes in project
@@ -517,7 +541,7 @@ impl<'s, 'a> Build<'s, 'a> {
         an: &str,
         all: &[&'v AppVersionEl<'a>],
         cfg: Option<&AppConfig>,
-    ) -> Vec<Version<'v, 'a>> {
+    ) -> Result<Vec<Version<'v, 'a>>, ImportError> {
         let src = self.src;
         let mut newest: Vec<&AppVersionEl> = Vec::new();
         let mut at: HashMap<&str, usize> = HashMap::new();
@@ -539,72 +563,154 @@ impl<'s, 'a> Build<'s, 'a> {
             }
         }
         let ncpus = self.ncpus;
-        newest
-            .into_iter()
-            .map(|el| {
-                let (mut cpus, mut cpus_from) = match &el.avg_ncpus {
-                    Some(c) => (c.value, src.at_l(c)),
-                    None => (1.0, "no <avg_ncpus>: BOINC's default".into()),
-                };
-                let mut gpu = el.coproc.as_ref().map(|c| {
-                    (
-                        c.kind.clone(),
-                        c.count,
-                        "<coproc> <type>, <count> of the app version".to_string(),
-                    )
-                });
-                if let Some(cfg) = cfg {
-                    // As BOINC applies app_config.xml: first each <app>'s
-                    // <gpu_versions> to its GPU versions (only with both
-                    // values, the CPU use positive), then each <app_version>
-                    // to the versions of its app and plan class.
-                    for ac in cfg.apps_named(an) {
-                        if let (Some(g), Some(c), Some(gp)) = (ac.gpu_usage, ac.cpu_usage, &mut gpu) {
-                            if c.value > 0.0 {
-                                gp.1 = g.value;
-                                gp.2 = format!("<coproc> <type> of the app version; count: {}", cfg.at(&g));
-                                cpus = c.value;
-                                cpus_from = cfg.at(&c);
-                            }
-                        }
-                    }
-                    for avc in cfg.versions_of(an, &el.plan_class) {
-                        if let Some(c) = avc.avg_ncpus.filter(|c| c.value > 0.0) {
+        let state_at = |tag: &'static str, line: usize| Origin {
+            path: src.path.to_path_buf(),
+            file: src.name(),
+            tag,
+            line,
+        };
+        let cfg_at = |cfg: &AppConfig, tag: &'static str, line: usize| Origin {
+            path: cfg.path.clone(),
+            file: cfg.file.clone(),
+            tag,
+            line,
+        };
+        let mut out = Vec::with_capacity(newest.len());
+        for el in newest {
+            let (mut cpus, mut cpus_from, mut cpus_at) = match &el.avg_ncpus {
+                Some(c) => (c.value, src.at_l(c), state_at(c.tag, c.line)),
+                None => (
+                    1.0,
+                    "no <avg_ncpus>: BOINC's default".into(),
+                    state_at("app_version", el.line),
+                ),
+            };
+            let mut gpu = el.coproc.as_ref().map(|c| {
+                (
+                    c.kind.clone(),
+                    c.count,
+                    "<coproc> <type>, <count> of the app version".to_string(),
+                )
+            });
+            let mut gpu_at = el
+                .coproc
+                .as_ref()
+                .map(|c| state_at(c.count_at.0, c.count_at.1));
+            if let Some(cfg) = cfg {
+                // As BOINC applies app_config.xml: first each <app>'s
+                // <gpu_versions> to its GPU versions (only with both
+                // values, the CPU use positive), then each <app_version>
+                // to the versions of its app and plan class.
+                for ac in cfg.apps_named(an) {
+                    if let (Some(g), Some(c), Some(gp)) = (ac.gpu_usage, ac.cpu_usage, &mut gpu) {
+                        if c.value > 0.0 {
+                            gp.1 = g.value;
+                            gp.2 = format!(
+                                "<coproc> <type> of the app version; count: {}",
+                                cfg.at(&g)
+                            );
+                            gpu_at = Some(cfg_at(cfg, g.tag, g.line));
                             cpus = c.value;
                             cpus_from = cfg.at(&c);
-                        }
-                        if let (Some(n), Some(gp)) = (avc.ngpus.filter(|n| n.value > 0.0), &mut gpu) {
-                            gp.1 = n.value;
-                            gp.2 = format!("<coproc> <type> of the app version; count: {}", cfg.at(&n));
+                            cpus_at = cfg_at(cfg, c.tag, c.line);
                         }
                     }
                 }
-                if gpu.is_none() && cpus <= 0.0 {
-                    self.warnings.push(format!(
-                        "{}: app version at line {} uses no CPU and no GPU: taken as 1 CPU",
-                        src.name(),
-                        el.line
-                    ));
-                    cpus = 1.0;
-                    cpus_from = format!("<avg_ncpus> 0 at line {}: taken as 1", el.line);
+                for avc in cfg.versions_of(an, &el.plan_class) {
+                    if let Some(c) = avc.avg_ncpus.filter(|c| c.value > 0.0) {
+                        cpus = c.value;
+                        cpus_from = cfg.at(&c);
+                        cpus_at = cfg_at(cfg, c.tag, c.line);
+                    }
+                    if let (Some(n), Some(gp)) = (avc.ngpus.filter(|n| n.value > 0.0), &mut gpu) {
+                        gp.1 = n.value;
+                        gp.2 = format!("<coproc> <type> of the app version; count: {}", cfg.at(&n));
+                        gpu_at = Some(cfg_at(cfg, n.tag, n.line));
+                    }
                 }
-                if cpus > ncpus as f64 {
-                    self.warnings.push(format!(
-                        "{}: app version at line {} uses {cpus} CPUs, more than the host's {ncpus}: capped",
-                        src.name(),
-                        el.line
-                    ));
-                    cpus_from = format!("{cpus_from}, capped at the host's {ncpus}");
-                    cpus = ncpus as f64;
-                }
-                Version {
-                    el,
-                    cpus,
-                    cpus_from,
-                    gpu,
-                }
-            })
-            .collect()
+            }
+            if gpu.is_none() && cpus <= 0.0 {
+                self.warnings.push(format!(
+                    "{}: app version at line {} uses no CPU and no GPU: taken as 1 CPU",
+                    src.name(),
+                    el.line
+                ));
+                cpus = 1.0;
+                cpus_from = format!("<avg_ncpus> 0 at line {}: taken as 1", el.line);
+            }
+            if let (Some((kind, count, _)), Some(at)) = (&gpu, &gpu_at) {
+                self.check_gpu_use(kind, *count, at)?;
+            } else if cpus * self.cpu_flops < MIN_FLOPS_PER_SECOND {
+                // Refused here, with its line, rather than by the scenario's
+                // check, which could only name the key.
+                return Err(cpus_at.err(format!(
+                    "{} CPUs per job compute at {} FLOPS on this host ({} FLOPS per CPU), less than vcsim's slowest device, {} FLOPS: give at least {}",
+                    show(cpus),
+                    show(cpus * self.cpu_flops),
+                    show(self.cpu_flops),
+                    show(MIN_FLOPS_PER_SECOND),
+                    show(MIN_FLOPS_PER_SECOND / self.cpu_flops)
+                )));
+            }
+            if cpus > ncpus as f64 {
+                self.warnings.push(format!(
+                    "{}: <{}> at line {} gives app `{an}`{} {} CPUs per job, more than the host's {ncpus}: capped",
+                    cpus_at.file,
+                    cpus_at.tag,
+                    cpus_at.line,
+                    if el.plan_class.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (plan class `{}`)", el.plan_class)
+                    },
+                    show(cpus)
+                ));
+                cpus_from = format!("{cpus_from}, capped at the host's {ncpus}");
+                cpus = ncpus as f64;
+            }
+            out.push(Version {
+                el,
+                cpus,
+                cpus_from,
+                gpu,
+            });
+        }
+        Ok(out)
+    }
+
+    /// A job's use of a GPU kind: at most the host's GPUs of the kind (a job
+    /// needing more could never run; 64, vcsim's most, if the host has none),
+    /// and enough of one to compute at vcsim's slowest device's speed.
+    fn check_gpu_use(&self, kind: &str, count: f64, at: &Origin) -> Result<(), ImportError> {
+        let host = self.gpus.iter().find(|g| g.kind == kind);
+        let most = host.map_or(MAX_GPUS, |g| g.count) as f64;
+        if count > most {
+            return Err(at.err(match host {
+                Some(_) => format!(
+                    "{} `{kind}` GPUs per job, more than the host's {}: its jobs could never run",
+                    show(count),
+                    show(most)
+                ),
+                None => format!(
+                    "{} `{kind}` GPUs per job, more than {}, the most GPUs of a kind vcsim simulates",
+                    show(count),
+                    show(most)
+                ),
+            }));
+        }
+        if let Some(f) = host.and_then(|g| g.peak_flops) {
+            if count * f < MIN_FLOPS_PER_SECOND {
+                return Err(at.err(format!(
+                    "{} of one `{kind}` GPU ({} FLOPS) computes at {} FLOPS, less than vcsim's slowest device, {} FLOPS: give at least {}",
+                    show(count),
+                    show(f),
+                    show(count * f),
+                    show(MIN_FLOPS_PER_SECOND),
+                    show(MIN_FLOPS_PER_SECOND / f)
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Job sizes: the emulator's tags, else the app's workunits.
@@ -676,7 +782,7 @@ impl<'s, 'a> Build<'s, 'a> {
         let mut best: Option<(f64, &ResultEl)> = None;
         for r in app_results {
             if let (Some(d), Some(rt)) = (r.report_deadline, r.received_time) {
-                let l = d - rt.value;
+                let l = d.value - rt.value;
                 if l > 0.0 && !matches!(best, Some((b, _)) if l <= b) {
                     best = Some((l, r));
                 }
@@ -795,10 +901,25 @@ impl<'s, 'a> Build<'s, 'a> {
         let est_v = est * va.scale;
         let real_v = est_v * app.mean / app.est;
         let (deadline, dl_from) = match r.report_deadline {
-            Some(d) => (
-                (d - self.t0) / 86400.0,
-                "(<report_deadline> - start) / 86400",
-            ),
+            Some(d) => {
+                let days = (d.value - self.t0) / 86400.0;
+                // Refused here, with its line: the scenario's check could
+                // only name the key.
+                if days.abs() > MAX_SPAN_DAYS {
+                    return Err(src.err_at(
+                        d.line,
+                        d.tag,
+                        format!(
+                            "{} s is {} days from the start ({} s), more than vcsim's {} days either way",
+                            show(d.value),
+                            show(days),
+                            show(self.t0),
+                            show(MAX_SPAN_DAYS)
+                        ),
+                    ));
+                }
+                (days, "(<report_deadline> - start) / 86400")
+            }
             None => (
                 latency_s / 86400.0,
                 "no <report_deadline>: the latency bound",

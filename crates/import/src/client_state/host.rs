@@ -3,9 +3,8 @@
 
 use crate::emit::{num, Section, Val};
 use crate::error::ImportError;
-use crate::xml::{child, elems, unread, Located, Src, Unmodelled};
+use crate::xml::{elems, unread, Located, Src, Unmodelled};
 use roxmltree::Node;
-
 /// `<host_info>`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostInfo<'a> {
@@ -51,14 +50,14 @@ impl<'a> HostInfo<'a> {
             .opt(n, "p_ncpus", |s, c| s.whole(c, 1))?
             .ok_or_else(|| src.err(n, "no <p_ncpus> (the number of CPUs)"))?;
         let cpu_flops = src
-            .opt(n, "p_fpops", Src::positive)?
+            .opt(n, "p_fpops", Src::device_flops)?
             .ok_or_else(|| src.err(n, "no <p_fpops> (FLOPS per CPU)"))?;
-        let d_total = src.opt(n, "d_total", Src::non_negative)?;
-        let d_free = src.opt(n, "d_free", Src::non_negative)?;
-        let memory_bytes = src.opt(n, "m_nbytes", Src::non_negative)?.map(|m| m.value);
+        let d_total = src.opt(n, "d_total", Src::disk_total)?;
+        let d_free = src.opt(n, "d_free", Src::bytes)?;
+        let memory_bytes = src.opt(n, "m_nbytes", Src::bytes)?.map(|m| m.value);
         let mut coprocs = Vec::new();
         let mut other_coprocs = Vec::new();
-        if let Some(cp) = child(n, "coprocs") {
+        if let Some(cp) = src.last(n, "coprocs") {
             for c in elems(cp) {
                 match Coproc::parse(src, c)? {
                     Some(g) => coprocs.push(g),
@@ -91,17 +90,19 @@ impl<'a> Coproc<'a> {
         let t = c.tag_name().name();
         let kind = match t {
             "coproc_cuda" | "coproc_ati" | "coproc_intel_gpu" | "coproc_apple_gpu" => gpu_kind(t),
-            "coproc" => match child(c, "type") {
+            "coproc" => match src.last(c, "type") {
                 Some(ty) => gpu_kind(&src.text(ty)),
                 None => return Err(src.err(c, "a <coproc> needs a <type>")),
             },
             _ => return Ok(None),
         };
-        let count = match child(c, "count") {
+        let count = match src.last(c, "count") {
             Some(n) => src.whole(n, 0)?,
             None => 1,
         };
-        let peak_flops = src.opt(c, "peak_flops", Src::positive)?.map(|p| p.value);
+        let peak_flops = src
+            .opt(c, "peak_flops", Src::device_flops)?
+            .map(|p| p.value);
         Ok(Some(Coproc {
             tag: t,
             kind,
@@ -162,12 +163,14 @@ pub fn gpu_sections(src: &Src, gpus: &[&Coproc]) -> Result<Vec<Section>, ImportE
     for g in gpus {
         let from = gpu_from(src, g);
         let Some(flops) = g.peak_flops else {
-            return Err(ImportError {
-                file: src.path.to_path_buf(),
-                line: None,
-                element: Some("peak_flops".into()),
-                message: format!("the `{}` coprocessor ({from}) has no <peak_flops>", g.kind),
-            });
+            return Err(src.err_at(
+                g.line,
+                g.tag,
+                format!(
+                    "the `{}` coprocessor has no <peak_flops> (its FLOPS per instance)",
+                    g.kind
+                ),
+            ));
         };
         let mut s = Section::new("[[host.gpu]]");
         s.put("kind", Val::S(g.kind.clone()), from.clone());
@@ -187,8 +190,9 @@ pub fn host_section(src: &Src, hi: &HostInfo, boinc_bytes: f64) -> Section {
         Val::F(hi.cpu_flops.value),
         src.at_l(&hi.cpu_flops),
     );
+    // A <d_total> is at least a byte: see `Src::disk_total`.
     match &hi.d_total {
-        Some(t) if t.value > 0.0 => {
+        Some(t) => {
             host.put(
                 "disk_gb",
                 Val::F(t.value / 1e9),
@@ -207,7 +211,7 @@ pub fn host_section(src: &Src, hi: &HostInfo, boinc_bytes: f64) -> Section {
                 );
             }
         }
-        _ => {
+        None => {
             host.put("disk_gb", Val::F(100.0), "no <d_total>: vcsim's default");
         }
     }
@@ -260,13 +264,13 @@ mod tests {
 
     #[test]
     fn host_info_errors() {
-        let e = with_root("<host_info><p_fpops>1</p_fpops></host_info>", |s, n| {
+        let e = with_root("<host_info><p_fpops>1e9</p_fpops></host_info>", |s, n| {
             HostInfo::parse(s, n).unwrap_err()
         });
         assert_eq!(e.element.as_deref(), Some("host_info"));
         assert!(e.message.contains("<p_ncpus>"), "{e}");
         let e = with_root(
-            "<host_info><p_ncpus>1</p_ncpus><p_fpops>1</p_fpops><coprocs><coproc/></coprocs></host_info>",
+            "<host_info><p_ncpus>1</p_ncpus><p_fpops>1e9</p_fpops><coprocs><coproc/></coprocs></host_info>",
             |s, n| HostInfo::parse(s, n).unwrap_err(),
         );
         assert_eq!(e.element.as_deref(), Some("coproc"));

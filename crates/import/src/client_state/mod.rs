@@ -45,6 +45,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
     for doc in src.children() {
         st.add(&src, doc?.root_element(), &mut un)?;
     }
+    st.warn_repeats(&src);
 
     // ---- host ----
     let Some(hi) = &st.host_info else {
@@ -155,6 +156,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
     for (path, text) in inp.prefs.iter().chain(inp.override_prefs.iter()) {
         let ps = Src::parse(path, text)?;
         prefs::read(&ps, &mut pr, &mut un, &mut warnings)?;
+        warnings.extend(ps.repeat_warnings());
         pref_names.push(ps.name());
     }
     let silent = if pref_names.is_empty() {
@@ -177,6 +179,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
     if let Some((path, text)) = &inp.cc_config {
         let cs = Src::parse(path, text)?;
         let cfg = cc_config::read(&cs, &mut un)?;
+        warnings.extend(cs.repeat_warnings());
         cc_config::put(&cfg, &mut client);
         cc_name = Some(cs.name());
     }
@@ -206,6 +209,10 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
     let mut head = vec![top, host, av];
     head.extend(gpu_secs);
     head.push(client);
+    warnings.extend(src.repeat_warnings());
+    for (_, s) in &cfg_srcs {
+        warnings.extend(s.repeat_warnings());
+    }
     warnings.extend(un.warnings());
     crate::output::finish(state_path, &inputs, head, out, warnings, &inp.options)
 }

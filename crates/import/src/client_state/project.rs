@@ -1,7 +1,8 @@
 //! `<project>`: name, share, flags, server availability and scheduler URLs.
 
+use crate::emit::show;
 use crate::error::ImportError;
-use crate::xml::{child, elems, tag, unread, Located, Src, Text};
+use crate::xml::{elems, tag, unread, Located, Src, Text};
 use roxmltree::Node;
 
 /// `<project>`.
@@ -47,7 +48,7 @@ const USED: &[&str] = &[
 impl<'a> ProjectEl<'a> {
     pub fn parse(src: &Src<'a>, n: Node<'_, 'a>) -> Result<ProjectEl<'a>, ImportError> {
         let text_of = |name: &'static str| {
-            child(n, name).map(|c| Located {
+            src.last(n, name).map(|c| Located {
                 value: src.text(c),
                 tag: name,
                 line: src.line(c),
@@ -69,7 +70,7 @@ impl<'a> ProjectEl<'a> {
                 unmodelled_flags.push(f);
             }
         }
-        let available = match child(n, "available") {
+        let available = match src.last(n, "available") {
             Some(a) => Some(Available::parse(src, a)?),
             None => None,
         };
@@ -97,11 +98,11 @@ impl<'a> ProjectEl<'a> {
 
 impl<'a> Available<'a> {
     pub fn parse(src: &Src<'a>, a: Node<'_, 'a>) -> Result<Available<'a>, ImportError> {
-        let frac = match child(a, "frac") {
+        let frac = match src.last(a, "frac") {
             Some(c) => {
                 let v = src.num(c)?;
                 if !(0.0..=1.0).contains(&v) {
-                    return Err(src.err(c, format!("must be in [0, 1], found {v}")));
+                    return Err(src.err(c, format!("must be in [0, 1], found {}", show(v))));
                 }
                 v
             }

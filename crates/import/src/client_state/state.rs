@@ -9,7 +9,7 @@ use crate::client_state::work::{ActiveTask, FileEl, ResultEl, WorkunitEl};
 use crate::error::ImportError;
 use crate::xml::{elems, tag, Located, Src, Text, Unmodelled};
 use roxmltree::Node;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A `<project>` and the elements after it, up to the next one.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +37,9 @@ pub struct State<'a> {
     pub active: HashMap<(Text<'a>, Text<'a>), f64>,
     /// The newest `<received_time>` of any result (the first of equals).
     pub newest_received: Option<Located<f64>>,
+    /// `<host_info>` and `<time_stats>`: how many, the first's and the
+    /// last's lines. The last is used, as BOINC's parser does.
+    singles: BTreeMap<&'static str, (usize, usize, usize)>,
 }
 
 impl<'a> State<'a> {
@@ -49,8 +52,23 @@ impl<'a> State<'a> {
     ) -> Result<(), ImportError> {
         let t = tag(n);
         match t {
-            "host_info" => self.host_info = Some(HostInfo::parse(src, n)?),
-            "time_stats" => self.time_stats = Some(TimeStats::parse(src, n)?),
+            "host_info" | "time_stats" => {
+                let line = src.line(n);
+                let e = self
+                    .singles
+                    .entry(if t == "host_info" {
+                        "host_info"
+                    } else {
+                        "time_stats"
+                    })
+                    .or_insert((0, line, line));
+                *e = (e.0 + 1, e.1, line);
+                if t == "host_info" {
+                    self.host_info = Some(HostInfo::parse(src, n)?);
+                } else {
+                    self.time_stats = Some(TimeStats::parse(src, n)?);
+                }
+            }
             "project" if self.groups.len() >= crate::input::MAX_PROJECTS => {
                 return Err(src.err(
                     n,
@@ -118,6 +136,15 @@ impl<'a> State<'a> {
             _ => un.add(src, "client_state", t),
         }
         Ok(())
+    }
+
+    /// Warns of a repeated `<host_info>` or `<time_stats>`, once all are read.
+    pub fn warn_repeats(&self, src: &Src) {
+        for (t, &(count, first, last)) in &self.singles {
+            if count > 1 {
+                src.repeated("<client_state>", t, count, first, last);
+            }
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! `<time_stats>`: the host's availability and the state's current time.
 
-use crate::emit::{num, Section, Val};
+use crate::emit::{num, show, Section, Val};
 use crate::error::ImportError;
 use crate::xml::{unread, Located, Src};
 use roxmltree::Node;
@@ -49,21 +49,27 @@ impl<'a> TimeStats<'a> {
         let connected_frac = src.opt(n, "connected_frac", |s, c| {
             let v = s.num(c)?;
             if v > 1.0 {
-                return Err(s.err(c, format!("must be a fraction in [0, 1] or -1, found {v}")));
+                return Err(s.err(
+                    c,
+                    format!("must be a fraction in [0, 1] or -1, found {}", show(v)),
+                ));
             }
             Ok(v)
         })?;
         let gpu_active_frac = src.opt(n, "gpu_active_frac", |s, c| {
             let v = s.num(c)?;
             if !(0.0..=1.0).contains(&v) {
-                return Err(s.err(c, format!("must be a fraction in [0, 1], found {v}")));
+                return Err(s.err(
+                    c,
+                    format!("must be a fraction in [0, 1], found {}", show(v)),
+                ));
             }
             Ok(v)
         })?;
         let connected_lambda = src.opt(n, "connected_lambda", Src::positive)?;
         let gpu_active_lambda = src.opt(n, "gpu_active_lambda", Src::positive)?;
-        let now = src.opt(n, "now", Src::num)?;
-        let last_update = src.opt(n, "last_update", Src::num)?;
+        let now = src.opt(n, "now", Src::time)?;
+        let last_update = src.opt(n, "last_update", Src::time)?;
         Ok(TimeStats {
             on_frac,
             active_frac,
@@ -87,7 +93,7 @@ impl<'a> TimeStats<'a> {
                 warnings.push(format!(
                     "{}: <connected_frac> {} at line {}: vcsim does not model random disconnection; the host is taken as always connected (set host.connection_interval_days for periodic connection)",
                     src.name(),
-                    c.value,
+                    show(c.value),
                     c.line
                 ));
             }
@@ -95,10 +101,12 @@ impl<'a> TimeStats<'a> {
         if let (Some(g), act) = (&self.gpu_active_frac, self.active()) {
             if g.value > act {
                 warnings.push(format!(
-                    "{}: <gpu_active_frac> {} at line {} is more than <active_frac> {act}: BOINC computes on GPUs only while computing is allowed, so gpu_active_fraction = {act}",
+                    "{}: <gpu_active_frac> {} at line {} is more than <active_frac> {}: BOINC computes on GPUs only while computing is allowed, so gpu_active_fraction = {}",
                     src.name(),
-                    g.value,
-                    g.line
+                    show(g.value),
+                    g.line,
+                    show(act),
+                    show(act)
                 ));
             }
         }
@@ -106,7 +114,7 @@ impl<'a> TimeStats<'a> {
             warnings.push(format!(
                 "{}: <active_lambda> {} at line {}: not modelled (vcsim's active_fraction has no period of its own)",
                 src.name(),
-                l.value,
+                show(l.value),
                 l.line
             ));
         }
@@ -114,7 +122,7 @@ impl<'a> TimeStats<'a> {
             warnings.push(format!(
                 "{}: <connected_lambda> {} at line {}: not modelled (vcsim does not model random disconnection)",
                 src.name(),
-                l.value,
+                show(l.value),
                 l.line
             ));
         }
@@ -122,7 +130,7 @@ impl<'a> TimeStats<'a> {
             warnings.push(format!(
                 "{}: <gpu_active_lambda> {} at line {}: not modelled (vcsim's gpu_active_fraction takes its periods from mean_on_seconds)",
                 src.name(),
-                l.value,
+                show(l.value),
                 l.line
             ));
         }

@@ -1,8 +1,9 @@
 //! The work on the host: `<workunit>`, `<result>`, `<file>`/`<file_info>`
 //! and `<active_task>`.
 
+use crate::emit::show;
 use crate::error::ImportError;
-use crate::xml::{child, elems, tag, Located, Src, Text};
+use crate::xml::{elems, tag, Located, Src, Text};
 use roxmltree::Node;
 
 /// `<workunit>`.
@@ -23,7 +24,7 @@ pub struct ResultEl<'a> {
     /// "" when absent.
     pub name: Text<'a>,
     pub wu_name: Option<Text<'a>>,
-    pub report_deadline: Option<f64>,
+    pub report_deadline: Option<Located<f64>>,
     pub received_time: Option<Located<f64>>,
     /// Computed, aborted or waiting to be reported: `<state>` 3 or more,
     /// `<ready_to_report/>` or `<got_server_ack/>`.
@@ -75,7 +76,9 @@ impl<'a> WorkunitEl<'a> {
             line: src.line(w),
             name: src.child_text(w, "name"),
             app_name: src.child_text(w, "app_name"),
-            rsc_fpops_est: src.opt(w, "rsc_fpops_est", Src::positive)?.map(|x| x.value),
+            rsc_fpops_est: src
+                .opt(w, "rsc_fpops_est", |s, c| s.job_flops(c, false))?
+                .map(|x| x.value),
             file_refs: file_refs(src, w),
         })
     }
@@ -113,8 +116,8 @@ impl<'a> ResultEl<'a> {
             line: src.line(r),
             name,
             wu_name,
-            report_deadline: src.opt(r, "report_deadline", Src::num)?.map(|x| x.value),
-            received_time: src.opt(r, "received_time", Src::num)?,
+            report_deadline: src.opt(r, "report_deadline", Src::time)?,
+            received_time: src.opt(r, "received_time", Src::time)?,
             done,
             plan_class: src.child_text(r, "plan_class"),
             version_num: src.opt(r, "version_num", Src::num)?.map(|x| x.value),
@@ -129,8 +132,8 @@ impl<'a> FileEl<'a> {
     pub fn parse(src: &Src<'a>, n: Node<'_, 'a>) -> Result<FileEl<'a>, ImportError> {
         Ok(FileEl {
             name: src.child_text(n, "name").unwrap_or_default(),
-            nbytes: match child(n, "nbytes") {
-                Some(c) => src.non_negative(c)?,
+            nbytes: match src.last(n, "nbytes") {
+                Some(c) => src.bytes(c)?,
                 None => 0.0,
             },
         })
@@ -142,11 +145,11 @@ impl<'a> ActiveTask<'a> {
         &["project_master_url", "result_name", "fraction_done"];
 
     pub fn parse(src: &Src<'a>, at: Node<'_, 'a>) -> Result<ActiveTask<'a>, ImportError> {
-        let fraction_done = match child(at, "fraction_done") {
+        let fraction_done = match src.last(at, "fraction_done") {
             Some(c) => {
                 let v = src.non_negative(c)?;
                 if v > 1.0 {
-                    return Err(src.err(c, format!("must be in [0, 1], found {v}")));
+                    return Err(src.err(c, format!("must be in [0, 1], found {}", show(v))));
                 }
                 v
             }
@@ -203,7 +206,7 @@ mod tests {
         );
         assert!(!r.done);
         assert_eq!(r.received_time.map(|t| (t.value, t.line)), Some((10.0, 3)));
-        assert_eq!(r.report_deadline, Some(100.0));
+        assert_eq!(r.report_deadline.map(|d| d.value), Some(100.0));
         assert_eq!(r.plan_class.as_deref(), Some("mt"));
         assert_eq!(r.version_num, Some(7.0));
         let e = with_root("<result><name>r</name></result>", |s, n| {
