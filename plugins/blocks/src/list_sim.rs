@@ -41,6 +41,22 @@ pub enum ProjectOrder {
     Intended,
 }
 
+/// Whether every sum of the jobs' CPUs is exact: each a multiple of 2^-20,
+/// all together below 2^32 (52 bits). Then a pick's sum, made job by job,
+/// equals the last one's less the job that finished plus those added, to
+/// the bit, which [`ListSim::refill`] needs.
+fn exact_sums(jobs: &[Job], pending: &[Vec<Pending>]) -> bool {
+    let mut total = 0.0;
+    for x in pending.iter().flatten() {
+        let w = jobs[x.index].cpus;
+        if !(w >= 0.0 && (w * 1_048_576.0).fract() == 0.0) {
+            return false;
+        }
+        total += w;
+    }
+    total < 4_294_967_296.0
+}
+
 /// Busy time of jobs that miss their deadlines, per instance
 /// (BOINC's `BUSY_TIME_ESTIMATOR`).
 #[derive(Debug, Clone, Default)]
@@ -74,7 +90,6 @@ impl BusyTime {
 struct Pending {
     index: usize,
     left: f64,
-    speed: f64,
     done: bool,
 }
 
@@ -121,6 +136,9 @@ pub struct ListSim {
     used_p: Vec<f64>,
     mc_max: Vec<f64>,
     active: Vec<(usize, usize)>,
+    /// The remaining time of each job in `active`, in its order: one
+    /// contiguous pass per completion finds the next and charges the rest.
+    left: Vec<f64>,
     /// Per (project, resource) list: its first job not done (every job
     /// before it is done: a job is picked only among the first not done,
     /// so done jobs gather at the head), and how many are not done. With
@@ -136,6 +154,9 @@ pub struct ListSim {
     app_count: Vec<u32>,
     proj_count: Vec<u32>,
     prio: RecPriority,
+    /// For [`ListSim::refill`]: the next job after the picked ones, as
+    /// (project + 1, place in its list); 0 projects left when none.
+    frontier: (usize, usize),
 }
 
 impl ListSim {
@@ -263,7 +284,6 @@ impl ListSim {
             self.pending[p * nr + r].push(Pending {
                 index: k,
                 left,
-                speed: frac,
                 done: false,
             });
         }
@@ -274,10 +294,33 @@ impl ListSim {
             .extend(self.pending[..pr_size].iter().map(Vec::len));
         self.app_count.resize(napps, 0);
         self.proj_count.resize(np, 0);
+        let any_mc = self.has_mc.iter().any(|&x| x);
+        let incremental = order == ProjectOrder::AsBuilt
+            && nr == 1
+            && !any_mc
+            && exact_sums(jobs, &self.pending[..np]);
+        self.active.clear();
+        self.left.clear();
+        self.used[CPU] = 0.0;
+        self.frontier = (np, 0);
+        let mut finished = None;
         let mut t = now;
         let mut first = true;
         loop {
-            self.pick(v, order, &app_at, t - now);
+            if incremental {
+                if let Some(i) = finished.take() {
+                    let (q, n) = self.active.remove(i);
+                    self.left.remove(i);
+                    self.used[CPU] -= jobs[self.pending[q][n].index].cpus;
+                }
+                self.refill(v);
+            } else {
+                self.pick(v, order, &app_at, t - now);
+                self.left.clear();
+                let pending = &self.pending;
+                self.left
+                    .extend(self.active.iter().map(|&(q, n)| pending[q][n].left));
+            }
             if first {
                 for r in 0..nr {
                     self.nidle_now[r] = (h.ninstances(r) - self.used[r]).max(0.0);
@@ -287,15 +330,16 @@ impl ListSim {
             if self.active.is_empty() {
                 break;
             }
+            // Every job runs at the same speed (`frac`).
             let (mut best, mut dt) = (0, f64::INFINITY);
-            for (i, &(q, n)) in self.active.iter().enumerate() {
-                let x = &self.pending[q][n];
-                let d = x.left / x.speed;
+            for (i, &left) in self.left.iter().enumerate() {
+                let d = left / frac;
                 if d < dt {
                     (best, dt) = (i, d);
                 }
             }
             let (q, n) = self.active[best];
+            finished = Some(best);
             self.pending[q][n].done = true;
             self.not_done[q] -= 1;
             let list = &self.pending[q];
@@ -309,15 +353,21 @@ impl ListSim {
             if t + dt > j.deadline - min {
                 self.miss(v, j, k)?;
             }
-            for &(q, n) in &self.active {
-                let x = &mut self.pending[q][n];
-                x.left = (x.left - x.speed * dt).max(0.0);
+            let ran = frac * dt;
+            for left in &mut self.left {
+                *left = (*left - ran).max(0.0);
+            }
+            if !incremental {
+                // The next pick starts over from the jobs' lists.
+                for (i, &(q, n)) in self.active.iter().enumerate() {
+                    self.pending[q][n].left = self.left[i];
+                }
             }
             for r in 0..nr {
                 self.stats(h.ninstances(r), r, now, t, dt, buf_end);
             }
             let overlap = (t + dt).min(buf_end) - t;
-            if overlap > 0.0 {
+            if overlap > 0.0 && any_mc {
                 for i in 0..pr_size {
                     if self.has_mc[i / nr] {
                         self.mc_shortfall[i] +=
@@ -368,6 +418,33 @@ impl ListSim {
             self.busy[g].add(dur, n);
         }
         Ok(())
+    }
+
+    /// [`ListSim::pick`] where it is a prefix: CPUs only, the built order,
+    /// no caps. The jobs not done, projects last first and each one's in
+    /// arrival order, are picked until their CPUs reach the host's: the
+    /// shortest such prefix. A completion removes one picked job, which
+    /// leaves the prefix's other jobs picked (each shorter prefix was below
+    /// the host's CPUs), so the next pick only extends it: a completion
+    /// costs the jobs it adds, where `pick` walked all those picked (a
+    /// 256-CPU host made each simulation quadratic). Called with `active`
+    /// and `used` as the last pick left them, less the job that finished.
+    fn refill(&mut self, v: &View) {
+        let jobs = v.jobs();
+        let count = v.host().ninstances(CPU);
+        let (mut p1, mut n) = self.frontier;
+        while p1 > 0 && (self.active.is_empty() || self.used[CPU] < count) {
+            let list = &self.pending[p1 - 1];
+            if n >= list.len() {
+                (p1, n) = (p1 - 1, 0);
+                continue;
+            }
+            self.active.push((p1 - 1, n));
+            self.left.push(list[n].left);
+            self.used[CPU] += jobs[list[n].index].cpus;
+            n += 1;
+        }
+        self.frontier = (p1, n);
     }
 
     /// BOINC's `pick_jobs_to_run`: GPUs first, then the CPU; per resource,

@@ -8,18 +8,20 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use vcsim_blocks::capacity::Capacity;
 use vcsim_blocks::debt::V4Debt;
-use vcsim_blocks::job_order::pick_among;
+use vcsim_blocks::job_order::V4Order;
 use vcsim_blocks::key::Key;
 use vcsim_framework::explain::short_duration;
-use vcsim_framework::{CpuScheduler, PolicyResult, Ranking, Reason, RunList, RunMode, View};
+use vcsim_framework::{CpuScheduler, Job, PolicyResult, Ranking, Reason, RunList, RunMode, View};
 
 #[derive(Default)]
 pub struct Cs1 {
     debt: V4Debt,
     runnable: Vec<bool>,
     anticipated: Vec<f64>,
-    /// Per project, its jobs (view indices, ascending).
-    jobs_of: Vec<Vec<usize>>,
+    /// Per project, its jobs in the document's order, listed once per call:
+    /// a pick walks on from the last (a walk of all of them per pick was
+    /// quadratic in the CPUs).
+    v4_order: V4Order,
     /// The heap's storage, kept between calls.
     order: Vec<(Key, Reverse<usize>)>,
     /// The last call's picks, in order: (view index, its project's
@@ -32,13 +34,10 @@ impl CpuScheduler for Cs1 {
         let np = v.projects().len();
         self.runnable.clear();
         self.runnable.resize(np, false);
-        self.jobs_of
-            .resize_with(np.max(self.jobs_of.len()), Vec::new);
-        self.jobs_of.iter_mut().for_each(Vec::clear);
-        for (k, j) in v.jobs().iter().enumerate() {
+        for j in v.jobs() {
             self.runnable[j.project] |= j.is_runnable();
-            self.jobs_of[j.project].push(k);
         }
+        self.v4_order.build(v);
         self.debt.update(v, &self.runnable);
         // The document's expected pay-off is the last period's work per CPU.
         // On the first call (no work yet) that is 0 and every CPU would go to
@@ -55,7 +54,8 @@ impl CpuScheduler for Cs1 {
         // The project with the largest anticipated debt (the first on
         // ties) that has a job that fits gets the next instance: a heap of
         // the candidates. Capacity only shrinks, so a project with no job
-        // that fits is done.
+        // that fits is done, and a job that does not fit never will in
+        // this call (what `V4Order` needs).
         self.order.clear();
         self.order.extend(
             (0..np)
@@ -64,9 +64,12 @@ impl CpuScheduler for Cs1 {
         );
         let mut heap = BinaryHeap::from(std::mem::take(&mut self.order));
         self.picks.clear();
+        // Each job is offered once, so only jobs listed before the call
+        // (none, from the simulator) need the run list searched.
+        let listed_before = !out.is_empty();
         while let Some((_, Reverse(p))) = heap.pop() {
-            let ks = self.jobs_of[p].iter().copied();
-            let Some(k) = pick_among(v, ks, |j| !out.contains(j.id) && cap.fits(j)) else {
+            let ok = |j: &Job| cap.fits(j) && !(listed_before && out.contains(j.id));
+            let Some(k) = self.v4_order.pick(v, p, ok) else {
                 continue;
             };
             cap.take(&jobs[k]);

@@ -17,6 +17,7 @@
 //!   order by BOINC's rules (CPUs over-committed by one job, GPUs never,
 //!   max_concurrent). Everything else is preempted.
 
+use std::cmp::Ordering;
 use vcsim_blocks::list_sim::{ListSim, ProjectOrder};
 use vcsim_blocks::rec::RecPriority;
 use vcsim_framework::explain::{clock, short_duration, short_number};
@@ -43,6 +44,42 @@ pub struct Cs3 {
     prio0: Vec<f64>,
     capped: Vec<usize>,
     nchosen: usize,
+    /// The candidates, listed once per call in the order the picks prefer,
+    /// each walked on from the last pick: a scan of all jobs per pick was
+    /// quadratic in the CPUs (the list holds twice as many jobs).
+    edf: Candidates,
+    cpu: Candidates,
+}
+
+/// Jobs listed per key (a resource, a project) in a pick's order of
+/// preference, and where each list's walk is. A job passed over is never
+/// wanted again in the call: it was selected, or its project ran out of
+/// deadline misses, and neither is undone while the list is built.
+#[derive(Default)]
+struct Candidates {
+    lists: Vec<Vec<usize>>,
+    next: Vec<usize>,
+}
+
+impl Candidates {
+    fn reset(&mut self, n: usize) {
+        self.lists.resize_with(n.max(self.lists.len()), Vec::new);
+        self.lists.truncate(n);
+        self.lists.iter_mut().for_each(Vec::clear);
+        self.next.clear();
+        self.next.resize(n, 0);
+    }
+
+    /// The first job of list `i` from its walk on that `wanted` accepts.
+    fn first(&mut self, i: usize, wanted: impl Fn(usize) -> bool) -> Option<usize> {
+        let list = &self.lists[i];
+        let mut c = self.next[i];
+        while c < list.len() && !wanted(list[c]) {
+            c += 1;
+        }
+        self.next[i] = c;
+        list.get(c).copied()
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -100,6 +137,7 @@ impl CpuScheduler for Cs3 {
         }
         self.selected.clear();
         self.selected.resize(jobs.len(), false);
+        self.list_candidates(v, &wacky);
         self.list.clear();
         let mut res = Reserved {
             st: 0.0,
@@ -118,7 +156,7 @@ impl CpuScheduler for Cs3 {
         for g in 1..nr {
             // Deadline pass, then priority pass.
             while !stop_gpu(&res, g) {
-                let Some(k) = self.edf_pick(v, g, &wacky)? else {
+                let Some(k) = self.edf_pick(v, g, &wacky) else {
                     break;
                 };
                 self.selected[k] = true;
@@ -139,7 +177,7 @@ impl CpuScheduler for Cs3 {
             }
         }
         while !stop_cpu(&res) {
-            let Some(k) = self.edf_pick(v, CPU, &wacky)? else {
+            let Some(k) = self.edf_pick(v, CPU, &wacky) else {
                 break;
             };
             self.selected[k] = true;
@@ -344,38 +382,57 @@ impl Cs3 {
         });
     }
 
+    /// Lists the candidates of [`Cs3::edf_pick`] (per resource, the
+    /// runnable jobs of projects with misses or a wacky DCF) and of
+    /// [`Cs3::best_cpu_job`] (per project, its runnable CPU jobs).
+    fn list_candidates(&mut self, v: &View, wacky: &[bool]) {
+        let jobs = v.jobs();
+        let (np, nr) = (v.projects().len(), v.host().nrsc());
+        self.edf.reset(nr);
+        self.cpu.reset(np);
+        for (k, j) in jobs.iter().enumerate() {
+            if !j.is_runnable() {
+                continue;
+            }
+            let (p, r) = (j.project, j.rsc());
+            if self.miss_left[p * nr + r] > 0 || wacky[p] {
+                self.edf.lists[r].push(k);
+            }
+        }
+        // Earliest deadline; on a tie a started job, then the least
+        // remaining time (the simulation's, which asked the estimator of
+        // the same view); then the first listed (a stable sort).
+        let rem = &self.sim.remaining;
+        for list in &mut self.edf.lists {
+            list.sort_by(|&a, &b| {
+                let (ja, jb) = (&jobs[a], &jobs[b]);
+                let key = |x: f64, y: f64| x.partial_cmp(&y).unwrap_or(Ordering::Equal);
+                key(ja.deadline, jb.deadline)
+                    .then(jb.has_started().cmp(&ja.has_started()))
+                    .then(key(rem[a], rem[b]))
+            });
+        }
+        // Running, then preempted, then queued jobs, each in arrival order.
+        for s in [JobState::Running, JobState::Preempted, JobState::Queued] {
+            for (k, j) in jobs.iter().enumerate() {
+                if j.state == s && j.rsc() == CPU {
+                    self.cpu.lists[j.project].push(k);
+                }
+            }
+        }
+    }
+
     /// BOINC's `earliest_deadline_result`: among the unselected jobs of
     /// resource `r` whose project has misses left (or a wacky DCF), the
     /// earliest deadline; on a tie a started job, then the least remaining.
-    fn edf_pick(&self, v: &View, r: usize, wacky: &[bool]) -> PolicyResult<Option<usize>> {
+    fn edf_pick(&mut self, v: &View, r: usize, wacky: &[bool]) -> Option<usize> {
         let nr = v.host().nrsc();
         let jobs = v.jobs();
-        let mut best: Option<(usize, f64)> = None;
-        for (k, j) in jobs.iter().enumerate() {
-            if self.selected[k] || !j.is_runnable() || j.rsc() != r {
-                continue;
-            }
-            if self.miss_left[j.project * nr + r] == 0 && !wacky[j.project] {
-                continue;
-            }
-            let better = match best {
-                None => true,
-                Some((b, b_rem)) => {
-                    let jb = &jobs[b];
-                    if j.deadline != jb.deadline {
-                        j.deadline < jb.deadline
-                    } else if j.has_started() != jb.has_started() {
-                        j.has_started()
-                    } else {
-                        v.remaining_seconds(j)? < b_rem
-                    }
-                }
-            };
-            if better {
-                best = Some((k, v.remaining_seconds(j)?));
-            }
-        }
-        Ok(best.map(|(k, _)| k))
+        let (selected, miss_left) = (&self.selected, &self.miss_left);
+        self.edf.first(r, |k| {
+            let p = jobs[k].project;
+            !selected[k] && (miss_left[p * nr + r] > 0 || wacky[p])
+        })
     }
 
     /// BOINC's `first_coproc_result`: the highest-priority project's job of
@@ -406,30 +463,18 @@ impl Cs3 {
     /// BOINC's `best_cpu_job`: each project's candidate is its running job,
     /// else a preempted one, else its oldest queued one; the candidate of
     /// the highest-priority project (ties: the first project).
-    fn best_cpu_job(&self, v: &View) -> Option<usize> {
-        let jobs = v.jobs();
-        let rank = |j: &Job| match j.state {
-            JobState::Running => 0,
-            JobState::Preempted => 1,
-            _ => 2,
-        };
-        let mut cand: Vec<Option<usize>> = vec![None; v.projects().len()];
-        for (k, j) in jobs.iter().enumerate() {
-            if self.selected[k] || !j.is_runnable() || j.rsc() != CPU {
+    fn best_cpu_job(&mut self, v: &View) -> Option<usize> {
+        let selected = &self.selected;
+        let mut best: Option<(usize, usize)> = None;
+        for p in 0..v.projects().len() {
+            let Some(k) = self.cpu.first(p, |k| !selected[k]) else {
                 continue;
-            }
-            let c = &mut cand[j.project];
-            if c.is_none_or(|b| rank(j) < rank(&jobs[b])) {
-                *c = Some(k);
-            }
-        }
-        let mut best: Option<usize> = None;
-        for (p, c) in cand.iter().enumerate() {
-            if c.is_some() && best.is_none_or(|b| self.prio.prio[p] > self.prio.prio[b]) {
-                best = Some(p);
+            };
+            if best.is_none_or(|(b, _)| self.prio.prio[p] > self.prio.prio[b]) {
+                best = Some((p, k));
             }
         }
-        best.and_then(|p| cand[p])
+        best.map(|(_, k)| k)
     }
 
     /// BOINC's `enforce_run_list`.
