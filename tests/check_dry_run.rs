@@ -73,3 +73,27 @@ fn every_family_a_script_serves_is_dry_run() {
     assert!(e.contains("as the estimate policy"), "{e}");
     assert!(e.contains(&format!("{p}:3:")), "{e}");
 }
+
+#[test]
+fn a_slow_script_s_dry_run_stops_at_its_budget_and_says_how_far_it_went() {
+    // 5,000 operations per estimate: five days took 105 s to check.
+    let p = script(
+        "slow.rhai",
+        "fn remaining(v, job) { let x = 0; for i in 0..5000 { x += 1; } job.estimated_seconds * (1.0 - job.fraction_done) }\n",
+    );
+    let t = std::time::Instant::now();
+    let r = vcsim(&["check", &p]).run();
+    r.succeeds();
+    let out = r.stdout();
+    assert!(
+        out.contains("a dry run calls its hooks without error until 0d ")
+            && out.contains("(as the estimate policy), where `check` stopped it")
+            && out.contains("50,000,000 operations, a hook call counting 100"),
+        "{out}"
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        t.elapsed()
+    );
+}

@@ -50,7 +50,8 @@ mod limits;
 
 pub use api::{DocEntry, MAX_OPERATIONS};
 pub use limits::{
-    BYTES_PER_OPERATION, MAX_CALL_SECONDS, MAX_LINE_CHARS, MAX_SCRIPT_BYTES, MAX_SCRIPT_LINES,
+    limit_run, run_stopped, BYTES_PER_OPERATION, CALL_UNITS, MAX_CALL_SECONDS, MAX_LINE_CHARS,
+    MAX_SCRIPT_BYTES, MAX_SCRIPT_LINES,
 };
 
 use api::{CandH, FileH, JobH, ReplyH, RequestH, RunH, SentH, ServerH, ViewH};
@@ -550,6 +551,12 @@ impl Hooked {
                 "{path}: in function `{hook}`: the script was called again while it runs (an estimator that asks for its own estimates? Inside the estimator, use `job.estimated_seconds` rather than `job.static_estimate` or `job.remaining`)"
             ))
         })?;
+        if limits::run_spent(view.map_or(0.0, |v| v.now())) {
+            return Err(PolicyError::new(format!(
+                "{path}: in function `{hook}`: the run's budget of work for its script is spent"
+            ))
+            .of(self.family));
+        }
         let index = match draws {
             Draws::Pure(salt) => view.map_or(0, |v| v.step()) ^ salt.rotate_left(40),
             Draws::Counted => {
