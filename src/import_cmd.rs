@@ -4,6 +4,7 @@
 use crate::Failure;
 use std::path::Path;
 use vcsim_framework::Scenario;
+use vcsim_sweep::knobs::Param;
 use vcsim_sweep::Setting;
 
 fn print_warnings(warnings: &[String]) {
@@ -86,6 +87,20 @@ pub fn load_scenario_flagged(path: &Path, set: &[(&str, &str)]) -> Result<Scenar
                 .map_err(|e| Failure::input(format!("{flag} {}: {e}", crate::output::name(a))))
         })
         .collect::<Result<Vec<Setting>, Failure>>()?;
+    // A change that later ones of its flag overwrite in full is refused (a
+    // repeated key keeps its last value, as a command line's options do;
+    // `diverge`'s `--set-b` is meant to change what `--set` set).
+    for (flag, _) in set {
+        let ours: Vec<usize> = (0..set.len()).filter(|&i| set[i].0 == *flag).collect();
+        let params: Vec<&Param> = ours.iter().map(|&i| &settings[i].param).collect();
+        if let Some((i, _, m)) = vcsim_sweep::knobs::overridden(&params) {
+            let a = set[ours[i]].1;
+            return Err(Failure::input(format!(
+                "{flag} {}: {m}",
+                crate::output::name(a)
+            )));
+        }
+    }
     let scn = vcsim_sweep::knobs::apply_all(&scn, &settings).map_err(|(i, f)| {
         let (flag, a) = set[i];
         Failure::input(format!(

@@ -229,6 +229,61 @@ fn a_value_repeated_on_an_axis_is_refused() {
 }
 
 #[test]
+fn an_axis_that_a_later_knob_overwrites_is_refused() {
+    // `slack` sets every project's latency bound after the paths: an axis
+    // over one project's bound made cells that differed only in their labels.
+    let dir = sweep_dir(
+        "hostile-sweep-overridden",
+        "slack = 3\n[[axis]]\nparam = \"project.0.latency_bound_days\"\nvalues = [1, 2]\n",
+    );
+    let needles = [
+        "sweep.toml:8: key `axis.0.param`",
+        "`project.0.latency_bound_days` changes nothing: `slack`, applied after it",
+    ];
+    timed(vcsim(&["check", "sweep.toml"]).cwd(&dir)).fails_with(2, &needles);
+    // The same pair on a command line; a repeated key keeps its last value.
+    let set = |a: &str, b: &str| {
+        timed(
+            vcsim(&[
+                "run",
+                "base.toml",
+                "--set",
+                "duration_days=0.04",
+                "--set",
+                a,
+                "--set",
+                b,
+            ])
+            .cwd(&dir),
+        )
+    };
+    set("client.work_buf_min_days=1", "buffer_hours=2").fails_with(
+        2,
+        &["--set client.work_buf_min_days=1: `client.work_buf_min_days` changes nothing: `buffer_hours`"],
+    );
+    set("host.ncpus=3", "host.ncpus=4").succeeds();
+    // Partly overwritten is not nothing: every project's bound, then one's.
+    set(
+        "project.*.latency_bound_days=3",
+        "project.0.latency_bound_days=4",
+    )
+    .succeeds();
+    // And in a search space.
+    std::fs::write(
+        dir.join("space.toml"),
+        "name = \"s\"\nscenario = \"base.toml\"\n[vary]\n\"project.*.app.*.flops_estimate\" = [1e12, 1e13]\nflops_error_factor = [0.5, 2.0]\n",
+    )
+    .unwrap();
+    timed(vcsim(&["check", "space.toml"]).cwd(&dir)).fails_with(
+        2,
+        &[
+            "space.toml:4: key `vary.project.*.app.*.flops_estimate`",
+            "changes nothing: `flops_error_factor`",
+        ],
+    );
+}
+
+#[test]
 fn replications_and_seed_of_the_wrong_kind_name_their_key() {
     let dir = sweep_dir("hostile-sweep-kinds", "");
     for (line, key, needle) in [

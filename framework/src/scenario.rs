@@ -775,9 +775,25 @@ impl Scenario {
                 ));
             }
         }
-        // Names seen so far (ordered: the framework keeps no hashed state): a
-        // pairwise test was quadratic in the projects.
-        let mut names = std::collections::BTreeSet::new();
+        // The first project whose name an earlier one has, found by sorting
+        // (the framework keeps no hashed state; a pairwise test was
+        // quadratic in the projects, a tree of names costly per cell of a
+        // sweep of 1,000 projects). Reported in its turn, after the earlier
+        // projects' other keys.
+        let first_repeat = {
+            let mut names: Vec<(&str, usize)> = self
+                .projects
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.name.as_str(), i))
+                .collect();
+            names.sort_unstable();
+            names
+                .windows(2)
+                .filter(|w| w[0].0 == w[1].0)
+                .map(|w| w[1].1)
+                .min()
+        };
         for (i, p) in self.projects.iter().enumerate() {
             let k = |s: &str| format!("project.{i}.{s}");
             // Written only if an error needs it: a scenario of 1,000
@@ -787,7 +803,7 @@ impl Scenario {
                 return Err((k("name"), "must not be empty".into()));
             }
             printable_name(lk("name"), &p.name)?;
-            if !names.insert(p.name.as_str()) {
+            if first_repeat == Some(i) {
                 return Err((k("name"), format!("project `{}` is listed twice", p.name)));
             }
             positive(lk("resource_share"), p.resource_share)?;
@@ -962,7 +978,7 @@ impl Scenario {
                     ("flops_mean", a.flops_mean),
                     ("flops_stddev", a.flops_stddev),
                 ] {
-                    at_most(ka(key), v, bounds::MAX_JOB_FLOPS, "FLOPs")?;
+                    at_most(lka(key), v, bounds::MAX_JOB_FLOPS, "FLOPs")?;
                 }
             }
             for (j, f) in p.sticky.iter().enumerate() {
@@ -1146,6 +1162,33 @@ name = "main"
 flops_estimate = 1e12
 flops_mean = 1e12
 "#;
+
+    #[test]
+    fn a_repeated_project_name_is_found_at_its_second_use_in_its_turn() {
+        let project = |name: &str, share: f64| {
+            let mut p = Scenario::from_toml_str(MINIMAL, Path::new("x.toml"))
+                .unwrap()
+                .projects[0]
+                .clone();
+            p.name = name.into();
+            p.resource_share = share;
+            p
+        };
+        let mut s = Scenario::from_toml_str(MINIMAL, Path::new("x.toml")).unwrap();
+        s.projects = vec![
+            project("B", 1.0),
+            project("A", 1.0),
+            project("C", 1.0),
+            project("A", 1.0),
+            project("B", 1.0),
+        ];
+        let e = s.validate().unwrap_err();
+        assert_eq!(e.0, "project.3.name");
+        assert!(e.1.contains("project `A` is listed twice"), "{e:?}");
+        // An earlier project's other fault is said first.
+        s.projects[2].resource_share = -1.0;
+        assert_eq!(s.validate().unwrap_err().0, "project.2.resource_share");
+    }
 
     #[test]
     fn numbers_in_messages_show_no_rounding_noise() {

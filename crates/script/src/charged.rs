@@ -26,9 +26,10 @@
 //! signatures come from the engine's metadata (`metadata`), so every
 //! function the packages register with a string, array, map or blob
 //! parameter is charged, but for the few that cost the same whatever the
-//! size ([`is_cheap`]).
+//! size ([`is_cheap`]); of those, the methods of arrays and maps that rhai
+//! walks after each call are charged that walk ([`is_walked`]).
 
-use crate::limits::{charge, sizes, BYTES_PER_OPERATION};
+use crate::limits::{charge, charge_walk, sizes, BYTES_PER_OPERATION};
 use rhai::{
     Array, Blob, Caches, Dynamic, Engine, EvalAltResult, FnPtr, FuncRegistration, ImmutableString,
     Map, Module, NativeCallContext, RhaiFunc, Scope, Shared, INT,
@@ -51,7 +52,7 @@ fn builtin_operators() -> Vec<(&'static str, [TypeId; 2])> {
 }
 
 /// Functions that cost the same whatever the size of their operands (by
-/// name and type of the first parameter): not charged.
+/// name and type of the first parameter): not charged by their operands.
 fn is_cheap(name: &str, first: Option<TypeId>) -> bool {
     let array = first == Some(TypeId::of::<Array>());
     let map = first == Some(TypeId::of::<Map>());
@@ -62,6 +63,15 @@ fn is_cheap(name: &str, first: Option<TypeId>) -> bool {
         "contains" | "remove" => map,
         _ => false,
     }
+}
+
+/// Whether rhai walks the first operand of a cheap function after each
+/// call (its own size check of a container a method may have changed):
+/// `a.len()`, `a.get(i)`, `m.contains(k)` on arrays and maps, whose loop
+/// would otherwise cost the square of the size with one operation counted.
+fn is_walked(name: &str, first: Option<TypeId>) -> bool {
+    let container = first == Some(TypeId::of::<Array>()) || first == Some(TypeId::of::<Map>());
+    container && is_cheap(name, first)
 }
 
 /// Sorts: `log2(n)` passes over their array.
@@ -245,24 +255,45 @@ fn weight(d: &Dynamic, factor: u64) -> u64 {
         .saturating_add(bytes as u64)
 }
 
+/// How a wrapper charges a call.
+#[derive(Clone, Copy)]
+enum Charge {
+    /// Its operands and result, by their weight (`calling`: times
+    /// [`CALLING_FACTOR`]).
+    Operands { calling: bool },
+    /// A sort: one operation per element and pass.
+    Sort,
+    /// rhai's walk of its first operand after the call (see `is_walked`),
+    /// as `push`'s is charged, and its result.
+    Walk,
+}
+
 /// A wrapper of `f` that charges its operands and result first and last.
-fn wrap(f: RhaiFunc, sort: bool, calling: bool) -> RhaiFunc {
-    let factor = if calling { CALLING_FACTOR } else { 1 };
+fn wrap(f: RhaiFunc, how: Charge) -> RhaiFunc {
+    let factor = match how {
+        Charge::Operands { calling: true } => CALLING_FACTOR,
+        _ => 1,
+    };
     let (has_context, is_pure, is_volatile, is_method) =
         (f.has_context(), f.is_pure(), f.is_volatile(), f.is_method());
     let call = move |ctx: Option<NativeCallContext>,
                      args: &mut [&mut Dynamic]|
           -> Result<Dynamic, Box<EvalAltResult>> {
-        let bytes: u64 = if sort {
-            // One comparison of two elements per element and pass.
-            let n = args
-                .first()
-                .map_or(0, |a| a.read_lock::<Array>().map_or(0, |a| a.len() as u64));
-            n * BYTES_PER_OPERATION * u64::from(64 - n.leading_zeros())
-        } else {
-            args.iter().map(|a| weight(a, factor)).sum()
-        };
-        charge(bytes);
+        match how {
+            Charge::Sort => {
+                // One comparison of two elements per element and pass.
+                let n = args
+                    .first()
+                    .map_or(0, |a| a.read_lock::<Array>().map_or(0, |a| a.len() as u64));
+                charge(n * BYTES_PER_OPERATION * u64::from(64 - n.leading_zeros()));
+            }
+            Charge::Walk => {
+                if let Some(a) = args.first() {
+                    charge_walk(sizes(a));
+                }
+            }
+            Charge::Operands { .. } => charge(args.iter().map(|a| weight(a, factor)).sum()),
+        }
         let r = if let Some(p) = f.get_plugin_fn() {
             p.call(ctx, args)
         } else if let Some(n) = f.get_native_fn() {
@@ -326,7 +357,8 @@ pub(crate) fn charged(plain: impl FnOnce() -> Engine) -> &'static Charged {
             .filter(|(name, types, _)| {
                 (types.iter().any(|t| sized.contains(t))
                     || (formats.contains(&name.as_str()) && types == &[TypeId::of::<Dynamic>()]))
-                    && !is_cheap(name, types.first().copied())
+                    && (!is_cheap(name, types.first().copied())
+                        || is_walked(name, types.first().copied()))
             })
             .collect();
         for (op, t) in builtin_operators() {
@@ -352,11 +384,19 @@ pub(crate) fn charged(plain: impl FnOnce() -> Engine) -> &'static Charged {
                 left.push(sig);
                 continue;
             }
-            let sort = is_sort(&name);
+            let how = if is_walked(&name, types.first().copied()) {
+                Charge::Walk
+            } else if is_sort(&name) {
+                Charge::Sort
+            } else {
+                Charge::Operands {
+                    calling: is_calling(&name),
+                }
+            };
             FuncRegistration::new(name.as_str()).set_into_module_raw(
                 &mut module,
                 &types,
-                wrap(f, sort, is_calling(&name)),
+                wrap(f, how),
             );
             signatures.push(sig);
         }

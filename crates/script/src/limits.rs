@@ -16,7 +16,9 @@
 //! - `push` and `+=` of one value into an array count the walk of the whole
 //!   array that rhai's own size check makes after them ([`WALK_BYTES`] an
 //!   element), so that a loop of them, whose cost is the square of the
-//!   array's length, stops at its line rather than at the wall clock;
+//!   array's length, stops at its line rather than at the wall clock (so do
+//!   `len`, `get`, `set` and their kin, which rhai walks after too: see
+//!   `charged`);
 //! - a variable's map (and `this`) is checked at every [`CHECK_EVERY`]-th
 //!   use of a variable, its entries against the map limit, and every
 //!   [`FULL_CHECK_EVERY`]-th its whole size (nested values too);
@@ -196,7 +198,7 @@ pub(crate) fn run_spent(now: f64) -> bool {
 pub const WALK_BYTES: u64 = 4;
 
 /// Charges rhai's walk of a value of `sizes` (see [`WALK_BYTES`]).
-fn charge_walk(sizes: (usize, usize, usize)) {
+pub(crate) fn charge_walk(sizes: (usize, usize, usize)) {
     charge((sizes.0 as u64 + sizes.1 as u64).saturating_mul(WALK_BYTES));
 }
 

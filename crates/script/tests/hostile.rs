@@ -540,6 +540,17 @@ fn operations_whose_cost_grows_with_their_operands_are_charged() {
         ("map_keys", "let t = m.keys();"),
         ("map_values", "let t = m.values();"),
         ("map_plus", "let t = m + n;"),
+        // Cheap in themselves, but rhai walks the array or map after each
+        // (its size check of a value a method may have changed).
+        ("arr_len", "let t = a.len();"),
+        ("arr_len_property", "let t = a.len;"),
+        ("arr_get", "let t = a.get(5);"),
+        ("arr_set", "a.set(5, 2);"),
+        ("arr_is_empty", "let t = a.is_empty();"),
+        ("map_len", "let t = m.len();"),
+        ("map_get", "let t = m.get(\"k5\");"),
+        ("map_contains", "let t = m.contains(\"k5\");"),
+        ("map_remove", "let t = m.remove(\"none\");"),
     ];
     let mut failed = Vec::new();
     for (name, op) in cases {

@@ -116,6 +116,13 @@ impl Space {
                 "nothing varies: give at least one parameter and its range, as `\"host.ncpus\" = [1, 16]`".into(),
             ));
         }
+        // A dimension that another overwrites in full would change nothing.
+        let params: Vec<&Param> = dims.iter().map(|d| &d.param).collect();
+        if let Some((i, _, m)) = vcsim_sweep::knobs::overridden(&params) {
+            let k = params[i].name();
+            let span = raw.vary.get_ref().get(k).map(|v| v.span());
+            return Err(err(&format!("vary.{k}"), span, m));
+        }
         // Knobs apply in their order (mix first), whatever the file's order.
         dims.sort_by_key(|d| d.param.order());
         Ok(Space {

@@ -87,6 +87,99 @@ impl Param {
     }
 }
 
+impl Param {
+    /// The paths whose values the parameter's value decides (`*`: every
+    /// index): what a later setting may overwrite. None for `mix`, which
+    /// makes the projects (and applies first).
+    fn decides(&self) -> Vec<Vec<String>> {
+        let path = |p: &str| p.split('.').map(normal_segment).collect::<Vec<_>>();
+        match self {
+            Param::Mix => vec![],
+            Param::Slack => vec![path("project.*.latency_bound_days")],
+            // (`work_buf_additional_days` it sets to 0, whatever its value.)
+            Param::BufferHours => vec![path("client.work_buf_min_days")],
+            Param::FlopsErrorFactor => vec![path("project.*.app.*.flops_estimate")],
+            Param::FlopsStddevFactor => vec![path("project.*.app.*.flops_stddev")],
+            Param::Path(p) => vec![path(p)],
+        }
+    }
+
+    /// The paths the parameter writes.
+    fn writes(&self) -> Vec<Vec<String>> {
+        let mut w = self.decides();
+        if *self == Param::BufferHours {
+            w.push(vec!["client".into(), "work_buf_additional_days".into()]);
+        }
+        w
+    }
+
+    /// What the parameter sets, in words, for a message.
+    fn what(&self) -> String {
+        match self {
+            Param::Slack => "every project's `latency_bound_days`".into(),
+            Param::BufferHours => {
+                "`client.work_buf_min_days` (and `work_buf_additional_days`)".into()
+            }
+            Param::FlopsErrorFactor => "every app's `flops_estimate`".into(),
+            Param::FlopsStddevFactor => "every app's `flops_stddev`".into(),
+            Param::Mix | Param::Path(_) => format!("`{}`", self.name()),
+        }
+    }
+}
+
+/// `0`, `00` and `+0` name one index (a path's index is checked as digits
+/// when it is applied).
+fn normal_segment(seg: &str) -> String {
+    match seg.parse::<usize>() {
+        Ok(i) if seg.bytes().all(|b| b.is_ascii_digit()) => i.to_string(),
+        _ => seg.to_string(),
+    }
+}
+
+/// Whether a write to `later` overwrites every value `earlier` names.
+fn covers(later: &[String], earlier: &[String]) -> bool {
+    later.len() == earlier.len() && later.iter().zip(earlier).all(|(l, e)| l == "*" || l == e)
+}
+
+/// A setting that changes nothing, because settings applied after it (in
+/// [`apply_all`]'s order: by [`Param::order`], then as given) overwrite
+/// every value it sets: `project.0.latency_bound_days` next to `slack`,
+/// `client.work_buf_min_days` before `buffer_hours`. Its index, the index
+/// of a setting that overwrites it, and a message naming both. Two
+/// settings of the same parameter are left to the caller (a command line
+/// keeps the last of a repeated `--set`; a sweep refuses a key set twice).
+pub fn overridden(params: &[&Param]) -> Option<(usize, usize, String)> {
+    let at = |i: usize| (params[i].order(), i);
+    for (i, p) in params.iter().enumerate() {
+        let decides = p.decides();
+        if decides.is_empty() {
+            continue;
+        }
+        let mut by = None;
+        let dead = decides.iter().all(|d| {
+            let j = (0..params.len()).find(|&j| {
+                params[j] != *p && at(j) > at(i) && params[j].writes().iter().any(|w| covers(w, d))
+            });
+            by = by.or(j);
+            j.is_some()
+        });
+        if let (true, Some(j)) = (dead, by) {
+            let q = params[j];
+            return Some((
+                i,
+                j,
+                format!(
+                    "`{}` changes nothing: `{}`, applied after it, sets {} again (mix first, then paths and `buffer_hours`, then `slack` and the FLOPs factors); drop one of the two",
+                    p.name(),
+                    q.name(),
+                    p.what()
+                ),
+            ));
+        }
+    }
+    None
+}
+
 /// A parameter and the value it takes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Setting {
@@ -333,6 +426,61 @@ pub(crate) fn toml_to_json(v: &toml::Value) -> Result<serde_json::Value, String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_setting_overwritten_in_full_by_a_later_one_is_found() {
+        let p = |s: &str| Param::parse(s).unwrap();
+        let dead = |ps: &[&str]| {
+            let ps: Vec<Param> = ps.iter().map(|s| p(s)).collect();
+            let refs: Vec<&Param> = ps.iter().collect();
+            overridden(&refs).map(|(i, j, _)| (i, j))
+        };
+        // A knob of a later rank, whatever the order given.
+        assert_eq!(
+            dead(&["slack", "project.0.latency_bound_days"]),
+            Some((1, 0))
+        );
+        assert_eq!(
+            dead(&["project.*.latency_bound_days", "slack"]),
+            Some((0, 1))
+        );
+        assert_eq!(
+            dead(&["project.00.app.1.flops_stddev", "flops_stddev_factor"]),
+            Some((0, 1))
+        );
+        // Of one rank, the later given.
+        assert_eq!(
+            dead(&["project.0.resource_share", "project.*.resource_share"]),
+            Some((0, 1))
+        );
+        assert_eq!(
+            dead(&["project.*.resource_share", "project.0.resource_share"]),
+            None
+        );
+        assert_eq!(
+            dead(&["client.work_buf_min_days", "buffer_hours"]),
+            Some((0, 1))
+        );
+        assert_eq!(
+            dead(&["buffer_hours", "client.work_buf_min_days"]),
+            Some((0, 1))
+        );
+        // `buffer_hours`'s 0 for the additional buffer is no value of its own.
+        assert_eq!(
+            dead(&["buffer_hours", "client.work_buf_additional_days"]),
+            None
+        );
+        assert_eq!(
+            dead(&["client.work_buf_additional_days", "buffer_hours"]),
+            Some((0, 1))
+        );
+        // Reading a value is not writing it; mix makes the projects first.
+        assert_eq!(dead(&["host.cpu_flops", "slack", "mix"]), None);
+        assert_eq!(
+            dead(&["project.1.resource_share", "project.10.resource_share"]),
+            None
+        );
+    }
     use std::path::Path;
 
     fn base() -> Scenario {

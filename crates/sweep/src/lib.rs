@@ -664,6 +664,30 @@ impl Sweep {
             axis_param_spans.push(a.param.span());
         }
 
+        // A setting that others, applied after it, overwrite in full would
+        // make cells that differ only in their labels.
+        let all: Vec<&Param> = fixed
+            .iter()
+            .map(|(s, _)| &s.param)
+            .chain(&axis_params)
+            .collect();
+        if let Some((i, _, m)) = knobs::overridden(&all) {
+            return Err(if i < fixed.len() {
+                err(
+                    &format!("set.{}", all[i].name()),
+                    Some(fixed[i].1.clone()),
+                    m,
+                )
+            } else {
+                let a = i - fixed.len();
+                err(
+                    &format!("axis.{a}.param"),
+                    Some(axis_param_spans[a].clone()),
+                    m,
+                )
+            });
+        }
+
         // Every cell's scenario: a value of the wrong kind, or a path that
         // does not exist, is an input error; a value the scenario rejects
         // fails only its cell. Without an axis there is one cell: the
