@@ -197,9 +197,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             timeline: timeline.as_deref(),
             plugins: &plugins,
         }),
-        Some(Command::Merge { dirs, out })
-            if !dirs.is_empty() && dirs.iter().all(|d| crate::search_cmd::is_search_shard(d)) =>
-        {
+        Some(Command::Merge { dirs, out }) if crate::search_cmd::is_search_merge(&dirs) => {
             crate::search_cmd::merge(&dirs, &out, &plugins)
         }
         Some(Command::Merge { dirs, out }) => crate::sweep_cmd::merge(&dirs, &out),

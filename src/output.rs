@@ -134,6 +134,12 @@ pub fn check_writable(path: &std::path::Path, flag: &str) -> Result<(), crate::F
     if path.is_dir() {
         return Err(unwritable(path, flag, &"it is a directory"));
     }
+    // A FIFO or a device (`/dev/stdout`) is written as named, and not
+    // probed: opening a FIFO waits for a reader, and closing it ends the
+    // reader's input before the output is written.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Ok(());
+    }
     let existed = path.exists();
     std::fs::OpenOptions::new()
         .append(true)

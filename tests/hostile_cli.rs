@@ -765,3 +765,94 @@ fn a_script_past_its_size_bound_is_refused_and_a_byte_order_mark_ignored() {
         "{out}"
     );
 }
+
+// ---- Outputs that are not regular files ----
+
+#[test]
+fn a_timeline_written_to_a_fifo_reaches_its_reader() {
+    // The check of the output before the run opened and closed the FIFO:
+    // its reader saw the end of its input, and the page, written after the
+    // run, then waited for a reader for ever.
+    let dir = temp_dir("hostile-fifo");
+    let fifo = dir.join("page.html");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("no mkfifo on this machine: skipped");
+        return;
+    }
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(&fifo).unwrap())
+    };
+    let scn = short_scenario(&dir, "scenarios/paper-base.toml", |t| {
+        t.replacen("duration_days = 100", "duration_days = 1", 1)
+    });
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .args(["run", &s(&scn), "--timeline", &s(&fifo)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break Some(st);
+        }
+        if start.elapsed() > common::HOSTILE_BOUND * 3 {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // A reader that still waits (vcsim ended without opening the FIFO) is
+    // let go by a writer of nothing; one that has ended needs none, and
+    // this writer then waits, detached, until the test ends.
+    if !reader.is_finished() {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::OpenOptions::new().write(true).open(fifo));
+    }
+    let page = reader.join().unwrap();
+    assert!(status.is_some(), "vcsim waited for ever on the FIFO");
+    assert!(status.unwrap().success());
+    let page = String::from_utf8_lossy(&page);
+    assert!(
+        page.contains("<html"),
+        "the reader got {} bytes",
+        page.len()
+    );
+}
+
+// ---- A policy's error names the step it was met at, in either mode ----
+
+#[test]
+fn a_fetchers_error_names_the_same_time_in_both_modes() {
+    // The event-driven mode asks a fetcher at the steps ahead of the state's
+    // (a fixed-step run asks it there too); its error named the state's
+    // time, an hour earlier than the fixed-step run's.
+    let dir = temp_dir("hostile-fetch-error-time");
+    let script = dir.join("late_error.rhai");
+    std::fs::write(
+        &script,
+        "fn request(v) {\n    if v.now > 7000.0 { throw \"met at \" + v.now; }\n    ()\n}\n",
+    )
+    .unwrap();
+    let scn = short_scenario(&dir, "scenarios/paper-base.toml", |t| {
+        t.replacen("duration_days = 100", "duration_days = 1", 1)
+    });
+    let policy = format!("fetch={}", s(&script));
+    let events = timed(vcsim(&["run", &s(&scn), "--policy", &policy]));
+    let fixed = timed(vcsim(&[
+        "run",
+        &s(&scn),
+        "--policy",
+        &policy,
+        "--fixed-step",
+    ]));
+    events.fails_with(
+        1,
+        &["at simulated time 0d 01:57:00 (t=7020s)", "met at 7020"],
+    );
+    assert_eq!(events.stderr(), fixed.stderr());
+}

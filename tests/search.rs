@@ -167,15 +167,16 @@ fn a_search_is_the_same_on_any_number_of_threads() {
 fn no_loss_is_said_and_exits_zero() {
     let dir = temp_dir("search-none");
     let out = dir.join("out");
+    // The same policy under another label (the same policy twice is refused).
     let text = search(
         "CS2",
-        "CS2",
+        "CS2,label=again",
         "waste",
         &space(&dir),
         &out,
         &["--budget", "48", "--seeds", "2"],
     );
-    assert!(text.contains("no significant loss: CS2_WF2_WS2_JC2 is not worse than CS2_WF2_WS2_JC2 on waste at any of the 12 points tried"), "{text}");
+    assert!(text.contains("no significant loss: CS2_WF2_WS2_JC2 is not worse than again on waste at any of the 12 points tried"), "{text}");
     assert!(!out.join("worst.toml").exists());
     assert!(out.join("trail.csv").exists());
 }

@@ -393,7 +393,7 @@ impl Scenario {
                 key: None,
                 line,
                 column,
-                message: e.message().trim().to_string(),
+                message: toml_message(text, &e),
             }
         })?;
         if let Err((key, message)) = scenario.validate() {
@@ -1040,6 +1040,26 @@ impl<F: Fn(&mut std::fmt::Formatter<'_>) -> std::fmt::Result> std::fmt::Display 
 }
 
 /// 1-based line and column of a byte offset.
+/// The message of a TOML reader's error on `text`, never empty: the reader
+/// gives none for a control character in a comment.
+pub fn toml_message(text: &str, e: &toml::de::Error) -> String {
+    let m = e.message().trim();
+    if !m.is_empty() {
+        return m.to_string();
+    }
+    let at = e
+        .span()
+        .and_then(|s| text.get(s.start..))
+        .and_then(|t| t.chars().next());
+    match at {
+        Some(c) if c.is_control() => format!(
+            "the control character {c:?} is not allowed in TOML, not even in a comment (tab is the only one)"
+        ),
+        Some(c) => format!("unexpected {c:?}"),
+        None => "not valid TOML".into(),
+    }
+}
+
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text[..offset];
@@ -1188,6 +1208,19 @@ flops_mean = 1e12
         // An earlier project's other fault is said first.
         s.projects[2].resource_share = -1.0;
         assert_eq!(s.validate().unwrap_err().0, "project.2.resource_share");
+    }
+
+    #[test]
+    fn a_control_character_in_a_comment_gets_a_message() {
+        // The TOML reader's own message for it is empty.
+        let text = format!("# bad \u{7} comment\n{MINIMAL}");
+        let e = Scenario::from_toml_str(&text, Path::new("x.toml")).unwrap_err();
+        assert_eq!((e.line, e.column), (Some(1), Some(7)));
+        assert!(
+            e.message
+                .contains("the control character '\\u{7}' is not allowed in TOML"),
+            "{e}"
+        );
     }
 
     #[test]

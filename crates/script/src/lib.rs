@@ -1510,7 +1510,7 @@ An explained run (`SimOptions::explain`, `vcsim explain`) records every decision
 | `consider(req, sent, cand)` | `#{ verdict: "send", reason: r }` |
 | `make_room(v, p, bytes)`, `poll(v)` | a key `reason: r` in the plan |
 
-A reason `r` is a string, or a map: its `text` (a string; `""` if absent) is the sentence, and every other key is a value for programs, in the keys' order: a number (finite), a string or a bool. `()` is no reason. A reason is checked when the hook returns it (an invalid one fails the run, explained or not, naming the script, the hook and the key) and read only when an explained run asks for it.
+A reason `r` is a string, or a map: its `text` (a string; `""` if absent) is the sentence, and every other key is a value for programs, in the keys' alphabetical order (a rhai map keeps its keys sorted): a number (finite), a string or a bool. `()` is no reason. A reason is checked when the hook returns it (an invalid one fails the run, explained or not, naming the script, the hook and the key) and read only when an explained run asks for it.
 
 ```rhai
 fn schedule(v) {

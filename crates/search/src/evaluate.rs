@@ -40,6 +40,14 @@ impl Outcome {
 /// A point evaluated: its outcome, or why it could not run.
 pub type Scored = Result<Outcome, String>;
 
+/// A point evaluated, and the runs it cost: 2 x seeds if its scenario was
+/// valid (the runs were made, even if one failed), 0 if it was not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluated {
+    pub scored: Scored,
+    pub runs: u64,
+}
+
 impl Contest<'_> {
     pub fn runs_per_point(&self) -> u64 {
         2 * self.seeds as u64
@@ -47,7 +55,7 @@ impl Contest<'_> {
 
     /// Evaluates `points` in parallel (in the pool the caller installed);
     /// the result is in their order, whatever the number of threads.
-    pub fn evaluate(&self, space: &Space, points: &[Point]) -> Vec<Scored> {
+    pub fn evaluate(&self, space: &Space, points: &[Point]) -> Vec<Evaluated> {
         let scenarios: Vec<Result<_, String>> = points.iter().map(|p| p.scenario(space)).collect();
         let k = self.seeds as usize;
         let tasks: Vec<(usize, usize, u64)> = scenarios
@@ -82,20 +90,35 @@ impl Contest<'_> {
         } else {
             -1.0
         };
+        let per = self.runs_per_point();
         scenarios
             .into_iter()
             .zip(by_point)
             .map(|(s, vals)| {
-                s?;
-                let vals: Vec<f64> = vals.into_iter().collect::<Result<_, _>>()?;
-                let (a, b) = vals.split_at(k);
-                let losses: Vec<f64> = a.iter().zip(b).map(|(a, b)| sign * (a - b)).collect();
-                let e = Estimate::of(&losses);
-                Ok(Outcome {
-                    mean: e.mean,
-                    low: e.low().unwrap_or(f64::NEG_INFINITY),
-                    high: e.high().unwrap_or(f64::INFINITY),
-                })
+                let runs = if s.is_ok() { per } else { 0 };
+                let scored = (|| {
+                    s?;
+                    let vals: Vec<f64> = vals.into_iter().collect::<Result<_, _>>()?;
+                    let (a, b) = vals.split_at(k);
+                    let losses: Vec<f64> = a.iter().zip(b).map(|(a, b)| sign * (a - b)).collect();
+                    let e = Estimate::of(&losses);
+                    let o = Outcome {
+                        mean: e.mean,
+                        low: e.low().unwrap_or(f64::NEG_INFINITY),
+                        high: e.high().unwrap_or(f64::INFINITY),
+                    };
+                    // A trail holds finite numbers only (`vcsim merge`
+                    // refuses any other): a loss that is none is no loss.
+                    if [o.mean, o.low, o.high].iter().all(|x| x.is_finite()) {
+                        Ok(o)
+                    } else {
+                        Err(format!(
+                            "the loss on `{}` is not a finite number ({} [{}, {}])",
+                            self.metric, o.mean, o.low, o.high
+                        ))
+                    }
+                })();
+                Evaluated { scored, runs }
             })
             .collect()
     }

@@ -29,6 +29,10 @@ pub struct Found {
     /// The index of the shrunk point and its scenario, when the worst loss
     /// is significant.
     pub shrunk: Option<(usize, Scenario)>,
+    /// How the shrinking went, when it ran.
+    pub shrinking: Option<shrink::Shrunk>,
+    /// The runs the shrinking could spend.
+    pub shrink_budget: u64,
 }
 
 /// Searches within `budget` runs (the shrinking gets at most half as many
@@ -68,15 +72,23 @@ pub fn shrink_worst(
     progress: &dyn Fn(u64),
 ) -> Found {
     let worst = method::worst(&trail);
+    let mut shrinking = None;
     let shrunk = worst
         .filter(|&i| matches!(trail[i].scored, Ok(o) if o.significant()))
         .and_then(|i| {
-            let kept = shrink::shrink(space, contest, &mut trail, i, budget, progress);
-            trail[kept].point.scenario(space).ok().map(|s| (kept, s))
+            let s = shrink::shrink(space, contest, &mut trail, i, budget, progress);
+            shrinking = Some(s);
+            trail[s.kept]
+                .point
+                .scenario(space)
+                .ok()
+                .map(|scn| (s.kept, scn))
         });
     Found {
         trail,
         worst,
         shrunk,
+        shrinking,
+        shrink_budget: budget,
     }
 }

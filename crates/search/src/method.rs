@@ -128,14 +128,13 @@ pub fn search(
             }
         }
         let scored = contest.evaluate(space, &batch);
-        for ((point, scored), phase) in batch.into_iter().zip(scored).zip(phases) {
-            if scored.is_ok() {
-                runs += per;
-            }
+        for ((point, e), phase) in batch.into_iter().zip(scored).zip(phases) {
+            // Runs made count, whether or not one failed.
+            runs += e.runs;
             trail.push(Visit {
                 phase,
                 point,
-                scored,
+                scored: e.scored,
                 runs,
             });
         }

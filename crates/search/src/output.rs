@@ -12,7 +12,9 @@ use vcsim_framework::Scenario;
 /// The shrunk scenario as TOML that `run`, `compare` and `diverge` take,
 /// after a comment block. Its command to check the finding runs as written
 /// from where the search ran: `worst` is where the file goes, `plugins` the
-/// libraries the search loaded.
+/// libraries the search loaded. `shrunk` says whether shrinking tried a
+/// variant (its budget may have been less than one batch).
+#[allow(clippy::too_many_arguments)]
 pub fn worst_toml(
     space: &Space,
     contest: &Contest,
@@ -21,13 +23,22 @@ pub fn worst_toml(
     budget: u64,
     worst: &Path,
     plugins: &[std::path::PathBuf],
+    shrunk: bool,
 ) -> Result<String, String> {
     let o = found.scored.as_ref().map_err(Clone::clone)?;
     let [a, b] = &contest.policies;
     let mut out = String::new();
+    // Each line stays a comment: a control character (a line break in a
+    // path) is written escaped, never raw.
     let mut say = |s: String| {
         out.push_str("# ");
-        out.push_str(&s);
+        for c in s.chars() {
+            if c.is_control() {
+                out.extend(c.escape_debug());
+            } else {
+                out.push(c);
+            }
+        }
         out.push('\n');
     };
     say(format!(
@@ -45,9 +56,14 @@ pub fn worst_toml(
         o.high
     ));
     say(format!(
-        "paired difference over {} seeds from {}). Shrunk to: {}.",
+        "paired difference over {} seeds from {}). {}: {}.",
         contest.seeds,
         scn.seed,
+        if shrunk {
+            "Shrunk to"
+        } else {
+            "Not shrunk (its budget was less than one batch of variants)"
+        },
         found.point.describe(space)
     ));
     say("Check it with:".into());
@@ -79,6 +95,48 @@ pub fn worst_toml(
     let body = toml::to_string(&scn).map_err(|e| format!("cannot write the scenario: {e}"))?;
     out.push_str(&body);
     Ok(out)
+}
+
+/// Checks, before the first run, that `dir` can take the outputs `names`:
+/// the directory is created if missing and written to (a probe file), and
+/// each output is absent or a regular file that can be written. A
+/// directory, a FIFO (whose writer would wait forever for a reader), a
+/// socket or a device in an output's place is refused, naming it.
+pub fn prepare_out(dir: &Path, names: &[&str]) -> Result<(), String> {
+    vcsim_sweep::prepare_dir(dir)?;
+    for name in names {
+        let p = dir.join(name);
+        let fail = |why: String| {
+            format!(
+                "{}: cannot write the search's `{name}` there: {why}; remove it or choose another --out",
+                p.display()
+            )
+        };
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_file() => {
+                // Opened to append: the file is not changed, only tried.
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&p)
+                    .map_err(|e| fail(e.to_string()))?;
+            }
+            Ok(m) => {
+                let kind = if m.is_dir() {
+                    "it is a directory"
+                } else {
+                    "it is not a regular file (a FIFO, a socket or a device)"
+                };
+                return Err(fail(kind.into()));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if std::fs::symlink_metadata(&p).is_ok() {
+                    return Err(fail("it is a symbolic link to nothing".into()));
+                }
+            }
+            Err(e) => return Err(fail(e.to_string())),
+        }
+    }
+    Ok(())
 }
 
 /// `s` quoted for a POSIX shell (plain words as they are).
@@ -213,8 +271,18 @@ pub fn best_svg(contest: &Contest, trail: &[Visit], path: &Path) -> Result<(), S
 }
 
 /// Reads back a trail that [`trail_csv`] wrote for `space` (a shard's, for
-/// `vcsim merge`).
-pub fn read_trail(space: &Space, text: &str) -> Result<Vec<Visit>, String> {
+/// `vcsim merge`), checking each row against what a search of `space` can
+/// write, a point costing `per` runs: indexes in order, a known phase
+/// (`shrink` only if `with_shrink`: a shard does not shrink), values
+/// within their ranges, the search's run length, finite losses whose
+/// `significant` agrees with their interval, and runs spent growing by 0
+/// (a point that could not run) or `per`. An error names the line.
+pub fn read_trail(
+    space: &Space,
+    text: &str,
+    per: u64,
+    with_shrink: bool,
+) -> Result<Vec<Visit>, String> {
     use crate::evaluate::Outcome;
     use crate::point::Point;
     use crate::space::{Range, Value};
@@ -229,57 +297,337 @@ pub fn read_trail(space: &Space, text: &str) -> Result<Vec<Visit>, String> {
         ));
     }
     let mut out = Vec::new();
+    let mut runs_before = 0u64;
     for (i, rec) in r.records().enumerate() {
-        let rec = rec.map_err(|e| format!("row {}: {e}", i + 2))?;
-        let bad = |what: &str| format!("row {}: {what}", i + 2);
+        let line = i + 2;
+        let rec = rec.map_err(|e| format!("line {line}: {e}"))?;
+        let bad = |what: String| format!("line {line}: {what}");
         let field = |k: usize| rec.get(k).unwrap_or("");
+        // A value as written, short and with its control characters
+        // escaped, for a message.
+        let shown = |t: &str| -> String {
+            let t: String = t.chars().flat_map(char::escape_debug).collect();
+            if t.chars().count() > 40 {
+                format!("{}...", t.chars().take(40).collect::<String>())
+            } else {
+                t
+            }
+        };
+        if field(0) != i.to_string() {
+            return Err(bad(format!(
+                "index `{}`, but this is row {i} (the trail is numbered from 0)",
+                shown(field(0))
+            )));
+        }
         let phase = match field(1) {
             "random" => "random",
             "local" => "local",
             "restart" => "restart",
-            "shrink" => "shrink",
-            _ => return Err(bad("an unknown phase")),
+            "shrink" if with_shrink => "shrink",
+            "shrink" => return Err(bad("phase `shrink`, but a shard does not shrink".into())),
+            t => return Err(bad(format!("an unknown phase `{}`", shown(t)))),
         };
+        let searched = phase != "shrink";
         let mut values = Vec::with_capacity(nd);
         for (k, d) in space.dims.iter().enumerate() {
             let t = field(2 + k);
-            values.push(if t.is_empty() {
-                None
-            } else {
-                Some(match d.range {
-                    Range::Int(..) => Value::Int(t.parse().map_err(|_| bad("a bad integer"))?),
-                    Range::Float(..) => Value::Float(t.parse().map_err(|_| bad("a bad number"))?),
-                })
-            });
+            let name = d.param.name();
+            if t.is_empty() {
+                if searched {
+                    return Err(bad(format!(
+                        "no value of `{name}`: the search sets every parameter"
+                    )));
+                }
+                values.push(None);
+                continue;
+            }
+            let v = match d.range {
+                Range::Int(..) => Value::Int(
+                    t.parse()
+                        .map_err(|_| bad(format!("`{name}` = `{}` is not an integer", shown(t))))?,
+                ),
+                Range::Float(..) => {
+                    Value::Float(t.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(
+                        || bad(format!("`{name}` = `{}` is not a finite number", shown(t))),
+                    )?)
+                }
+            };
+            let inside = match (d.range, v) {
+                (Range::Int(lo, hi), Value::Int(x)) => (lo..=hi).contains(&x),
+                (Range::Float(lo, hi), Value::Float(x)) => (lo..=hi).contains(&x),
+                _ => false,
+            };
+            if !inside {
+                let [lo, hi] = d.ends();
+                return Err(bad(format!(
+                    "`{name}` = {} is outside the space's range {}..{}",
+                    v.text(),
+                    lo.text(),
+                    hi.text()
+                )));
+            }
+            values.push(Some(v));
         }
-        let num = |k: usize| field(k).parse::<f64>().map_err(|_| bad("a bad number"));
         let at = 2 + nd;
-        let point = Point {
-            values,
-            duration_days: num(at)?,
-            projects: match field(at + 1) {
-                "" => None,
-                t => Some(t.parse().map_err(|_| bad("a bad project count"))?),
-            },
-            no_gpu: field(at + 2) == "true",
+        let number = |k: usize, what: &str| -> Result<f64, String> {
+            field(k)
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "{what} `{}` is not a finite number",
+                        shown(field(k))
+                    ))
+                })
         };
-        let runs = field(at + 3).parse().map_err(|_| bad("a bad run count"))?;
+        let duration_days = number(at, "duration_days")?;
+        let days = space.base.duration_days;
+        if (searched && duration_days != days) || !(duration_days > 0.0 && duration_days <= days) {
+            return Err(bad(format!(
+                "duration_days {}, but the search's runs last {} days",
+                Value::Float(duration_days).text(),
+                Value::Float(days).text()
+            )));
+        }
+        let projects = match field(at + 1) {
+            "" => None,
+            t if !searched => Some(
+                t.parse::<usize>()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| bad(format!("a bad project count `{}`", shown(t))))?,
+            ),
+            t => {
+                return Err(bad(format!(
+                    "a project count `{}` in phase `{phase}`: only shrinking keeps fewer projects",
+                    shown(t)
+                )))
+            }
+        };
+        let no_gpu = match field(at + 2) {
+            "false" => false,
+            "true" if !searched => true,
+            t => {
+                return Err(bad(format!(
+                    "no_gpu `{}` (`false`{})",
+                    shown(t),
+                    if searched {
+                        " in a searched point"
+                    } else {
+                        " or `true`"
+                    }
+                )))
+            }
+        };
+        let runs: u64 = field(at + 3)
+            .parse()
+            .map_err(|_| bad(format!("a bad run count `{}`", shown(field(at + 3)))))?;
         let error = field(at + 8);
+        let step = runs.checked_sub(runs_before);
+        let step_ok = match step {
+            Some(s) if s == per => true,
+            Some(0) => !error.is_empty(),
+            _ => false,
+        };
+        if !step_ok {
+            return Err(bad(format!(
+                "runs {runs} after {runs_before}: a point costs {per} runs (0 if it could not run)"
+            )));
+        }
+        runs_before = runs;
+        let significant = field(at + 7);
         let scored = if error.is_empty() {
-            Ok(Outcome {
-                mean: num(at + 4)?,
-                low: num(at + 5)?,
-                high: num(at + 6)?,
-            })
+            let o = Outcome {
+                mean: number(at + 4, "loss")?,
+                low: number(at + 5, "ci_low")?,
+                high: number(at + 6, "ci_high")?,
+            };
+            let short = |x: f64| Value::Float(x).text();
+            if !(o.low <= o.mean && o.mean <= o.high) {
+                return Err(bad(format!(
+                    "loss {} is outside its interval [{}, {}]",
+                    short(o.mean),
+                    short(o.low),
+                    short(o.high)
+                )));
+            }
+            if significant != o.significant().to_string() {
+                return Err(bad(format!(
+                    "significant `{}`, but the interval [{}, {}] says {}",
+                    shown(significant),
+                    short(o.low),
+                    short(o.high),
+                    o.significant()
+                )));
+            }
+            Ok(o)
         } else {
+            if (at + 4..at + 7).any(|k| !field(k).is_empty()) || significant != "false" {
+                return Err(bad(
+                    "a loss beside an error: a point that could not be measured has none".into(),
+                ));
+            }
             Err(error.to_string())
         };
         out.push(Visit {
             phase,
-            point,
+            point: Point {
+                values,
+                duration_days,
+                projects,
+                no_gpu,
+            },
             scored,
             runs,
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluate::Outcome;
+    use crate::point::Point;
+    use vcsim_framework::{PolicySpec, Registry};
+
+    fn space(path: &str) -> Space {
+        vcsim_builtin::link();
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/paper-base.toml");
+        let mut base = Scenario::load(&file).unwrap();
+        base.duration_days = 5.0;
+        Space::around(base, std::path::PathBuf::from(path))
+    }
+
+    /// A shard's trail of `n` points of `space`, a loss at each.
+    fn trail(space: &Space, n: usize) -> Vec<Visit> {
+        (0..n)
+            .map(|i| Visit {
+                phase: "random",
+                point: Point::of(
+                    space,
+                    space.dims.iter().map(|d| Some(d.ends()[i % 2])).collect(),
+                ),
+                scored: Ok(Outcome {
+                    mean: 0.5,
+                    low: 0.25 - i as f64,
+                    high: 0.75,
+                }),
+                runs: 10 * (i as u64 + 1),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_comment_line_never_breaks_into_toml() {
+        // A line break in a path of the comment started live TOML lines.
+        let space = space("base\ny = 1\n[evil]\u{7}.toml");
+        let reg = Registry::builtins().unwrap();
+        let contest = Contest {
+            registry: &reg,
+            policies: [
+                PolicySpec::parse("CS1").unwrap(),
+                PolicySpec::parse("CS2").unwrap(),
+            ],
+            metric: "waste".into(),
+            seeds: 2,
+        };
+        let v = &trail(&space, 1)[0];
+        let scn = v.point.scenario(&space).unwrap();
+        let text = worst_toml(
+            &space,
+            &contest,
+            &scn,
+            v,
+            100,
+            Path::new("out\n[evil2]/worst.toml"),
+            &[],
+            true,
+        )
+        .unwrap();
+        let head: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+        assert!(head.len() >= 5, "{text}");
+        for l in &head {
+            assert!(l.starts_with("# "), "{l:?} in {text}");
+        }
+        assert!(!text.contains('\u{7}'), "{text}");
+        let t: toml::Table = text.parse().unwrap();
+        assert!(!t.contains_key("evil") && !t.contains_key("evil2") && !t.contains_key("y"));
+    }
+
+    #[test]
+    fn a_trail_reads_back_only_as_a_search_writes_it() {
+        let space = space("base.toml");
+        let good = trail_csv(&space, &trail(&space, 3)).unwrap();
+        let back = read_trail(&space, &good, 10, false).unwrap();
+        assert_eq!(trail_csv(&space, &back).unwrap(), good);
+        let lines: Vec<&str> = good.lines().collect();
+        let head = lines[0];
+        let col = |name: &str| head.split(',').position(|h| h == name).unwrap();
+        // Line 3 (the second point) with column `name` set to `value`.
+        let edited = |name: &str, value: &str| {
+            let mut row: Vec<String> = lines[2].split(',').map(String::from).collect();
+            row[col(name)] = value.to_string();
+            let mut l = lines.clone();
+            let row = row.join(",");
+            l[2] = &row;
+            read_trail(&space, &(l.join("\n") + "\n"), 10, false).unwrap_err()
+        };
+        for (name, value, needle) in [
+            ("loss", "NaN", "line 3: loss `NaN` is not a finite number"),
+            ("ci_low", "-inf", "ci_low `-inf` is not a finite number"),
+            ("loss", "1e300", "loss 1e300 is outside its interval"),
+            (
+                "mix",
+                "999",
+                "`mix` = 999 is outside the space's range 1..6",
+            ),
+            ("slack", "nan", "`slack` = `nan` is not a finite number"),
+            ("index", "7", "index `7`, but this is row 1"),
+            ("phase", "shrink", "a shard does not shrink"),
+            (
+                "significant",
+                "true",
+                "significant `true`, but the interval",
+            ),
+            ("runs", "25", "runs 25 after 10: a point costs 10 runs"),
+            (
+                "duration_days",
+                "20",
+                "duration_days 20, but the search's runs last 5 days",
+            ),
+            ("projects", "1", "only shrinking keeps fewer projects"),
+            ("no_gpu", "true", "no_gpu `true`"),
+            ("host.ncpus", "", "no value of `host.ncpus`"),
+        ] {
+            let e = edited(name, value);
+            assert!(e.contains(needle), "{name}={value}: {e}");
+        }
+        // A point that could not run costs nothing, or its runs; never a loss.
+        let mut v = trail(&space, 2);
+        v[1].scored = Err("no".into());
+        for (runs, ok) in [(10, true), (20, true), (15, false)] {
+            v[1].runs = runs;
+            let r = read_trail(&space, &trail_csv(&space, &v).unwrap(), 10, false);
+            assert_eq!(r.is_ok(), ok, "{runs}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn an_output_in_the_place_of_a_directory_is_refused() {
+        let dir = std::env::temp_dir().join(format!("vcsim-search-out-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("trail.csv")).unwrap();
+        let e = prepare_out(&dir, &["best.svg", "trail.csv"]).unwrap_err();
+        assert!(
+            e.contains("trail.csv: cannot write the search's `trail.csv` there: it is a directory"),
+            "{e}"
+        );
+        std::fs::remove_dir(dir.join("trail.csv")).unwrap();
+        std::fs::write(dir.join("trail.csv"), "x").unwrap();
+        prepare_out(&dir, &["best.svg", "trail.csv"]).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("trail.csv")).unwrap(), "x");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -36,18 +36,26 @@ fn variants(space: &Space, p: &Point) -> Vec<Point> {
         }
     }
     if let Ok(scn) = p.scenario(space) {
+        // Fewer projects and no GPU remove projects: a variant that leaves
+        // none (every project kept needs a GPU) is no scenario, and is not
+        // proposed.
+        let runs = |q: &Point| q.scenario(space).is_ok();
         let n = scn.projects.len();
         for keep in [1, n / 2, n.saturating_sub(1)] {
             if keep >= 1 && keep < n {
                 let mut q = p.clone();
                 q.projects = Some(keep);
-                push(q);
+                if runs(&q) {
+                    push(q);
+                }
             }
         }
         if !scn.host.gpus.is_empty() && !p.no_gpu {
             let mut q = p.clone();
             q.no_gpu = true;
-            push(q);
+            if runs(&q) {
+                push(q);
+            }
         }
     }
     for (k, d) in space.dims.iter().enumerate() {
@@ -80,9 +88,21 @@ fn variants(space: &Space, p: &Point) -> Vec<Point> {
     out
 }
 
+/// How a shrinking went.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shrunk {
+    /// The index in the trail of the simplest point kept (`start` if no
+    /// variant kept the loss significant, or none was tried).
+    pub kept: usize,
+    /// Variants evaluated.
+    pub tried: usize,
+    /// When the budget stopped the shrinking before its first variant: the
+    /// runs the first batch of variants needed.
+    pub first_batch_runs: Option<u64>,
+}
+
 /// Shrinks the point at `trail[start]` (a significant loss) within
-/// `budget` runs, adding what it tries to `trail`; returns the index in
-/// `trail` of the simplest point kept.
+/// `budget` runs, adding what it tries to `trail`.
 pub fn shrink(
     space: &Space,
     contest: &Contest,
@@ -90,29 +110,35 @@ pub fn shrink(
     start: usize,
     budget: u64,
     progress: &dyn Fn(u64),
-) -> usize {
+) -> Shrunk {
     let per = contest.runs_per_point();
     let mut kept = start;
     let mut spent = 0;
+    let mut tried = 0;
+    let mut first_batch_runs = None;
     let mut runs = trail.last().map_or(0, |v| v.runs);
     'passes: loop {
         let list = variants(space, &trail[kept].point);
         for chunk in list.chunks(BATCH / 2) {
-            if spent + per * chunk.len() as u64 > budget {
+            let cost = per * chunk.len() as u64;
+            if spent + cost > budget {
+                if tried == 0 {
+                    first_batch_runs = Some(cost);
+                }
                 break 'passes;
             }
             let scored = contest.evaluate(space, chunk);
             let mut taken = None;
-            for (q, s) in chunk.iter().zip(scored) {
-                if s.is_ok() {
-                    runs += per;
-                    spent += per;
-                }
-                let good = matches!(s, Ok(o) if o.significant());
+            for (q, e) in chunk.iter().zip(scored) {
+                // Runs made are spent, whether or not one failed.
+                runs += e.runs;
+                spent += e.runs;
+                tried += 1;
+                let good = matches!(e.scored, Ok(o) if o.significant());
                 trail.push(Visit {
                     phase: "shrink",
                     point: q.clone(),
-                    scored: s,
+                    scored: e.scored,
                     runs,
                 });
                 if good && taken.is_none() {
@@ -127,12 +153,59 @@ pub fn shrink(
         }
         break;
     }
-    kept
+    Shrunk {
+        kept,
+        tried,
+        first_batch_runs,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A space around a shipped scenario.
+    fn space_around(name: &str) -> Space {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios")
+            .join(name);
+        let base = vcsim_framework::Scenario::load(&path).unwrap();
+        Space::around(base, path)
+    }
+
+    #[test]
+    fn no_variant_removes_every_project() {
+        // gpu-speed-3's first project has a GPU app only, and `mix` makes
+        // every project from the first: "no GPU" left none, and the
+        // shrinker tried it as a point ("needs at least one [[project]]").
+        let space = space_around("gpu-speed-3.toml");
+        let mix = space
+            .dims
+            .iter()
+            .position(|d| d.param.name() == "mix")
+            .unwrap();
+        for base in [None, Some(Value::Int(2))] {
+            let mut values = vec![None; space.dims.len()];
+            values[mix] = base;
+            let p = Point::of(&space, values);
+            for fewer in [None, Some(1)] {
+                let p = Point {
+                    projects: fewer,
+                    ..p.clone()
+                };
+                assert!(p.scenario(&space).is_ok());
+                for q in variants(&space, &p) {
+                    if q.projects != p.projects || q.no_gpu != p.no_gpu {
+                        let r = q.scenario(&space);
+                        assert!(r.is_ok(), "{}: {r:?}", q.describe(&space));
+                    }
+                }
+            }
+        }
+        // Where some project keeps a CPU app, "no GPU" is still proposed.
+        let p = Point::of(&space, vec![None; space.dims.len()]);
+        assert!(variants(&space, &p).iter().any(|q| q.no_gpu));
+    }
 
     #[test]
     fn rounding_keeps_significant_digits() {

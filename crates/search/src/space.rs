@@ -79,8 +79,23 @@ impl Space {
             line: span.map(line_of),
             message,
         };
-        let raw: RawSpace =
-            toml::from_str(text).map_err(|e| err("", e.span(), e.message().trim().to_string()))?;
+        let raw: RawSpace = toml::from_str(text).map_err(|e| {
+            err(
+                "",
+                e.span(),
+                vcsim_framework::scenario::toml_message(text, &e),
+            )
+        })?;
+        // The name goes into `worst.toml`'s comment (a line break there
+        // would start live TOML lines) and onto terminals, as a scenario's
+        // and a sweep's do.
+        if let Some(c) = raw.name.get_ref().chars().find(|c| c.is_control()) {
+            return Err(err(
+                "name",
+                Some(raw.name.span()),
+                format!("holds the control character {c:?}: a name must be printable"),
+            ));
+        }
         let dir = path.parent().unwrap_or(Path::new("."));
         let scenario_path = dir.join(raw.scenario.get_ref());
         let base = Scenario::load(&scenario_path)
@@ -89,6 +104,9 @@ impl Space {
         for (k, v) in raw.vary.get_ref() {
             let key = format!("vary.{k}");
             let param = Param::parse(k).map_err(|m| err(&key, Some(v.span()), m))?;
+            if let Some(m) = set_by_the_search(&param) {
+                return Err(err(&key, Some(v.span()), m));
+            }
             let range = range_of(v.get_ref()).map_err(|m| err(&key, Some(v.span()), m))?;
             let dim = Dim { param, range };
             for end in dim.ends() {
@@ -157,6 +175,16 @@ impl Space {
         }
     }
 
+    /// SHA-256 of the base scenario as read (written as TOML, before the
+    /// search sets its run length): what a shard records, so that `vcsim
+    /// merge` can tell the scenario changed, whatever file or BOINC
+    /// directory it came from. Comments and layout do not count.
+    pub fn base_sha256(&self) -> Result<String, String> {
+        toml::to_string(&self.base)
+            .map(|t| vcsim_sweep::sha256_hex(t.as_bytes()))
+            .map_err(|e| format!("cannot write the base scenario: {e}"))
+    }
+
     /// The resources any scenario of the space can have: the CPU, then the
     /// base host's GPU kinds. Exact, not a guess: a range takes numbers
     /// (never a GPU's kind), a dotted path sets only an entry the base
@@ -166,6 +194,21 @@ impl Space {
             .chain(self.base.host.gpus.iter().map(|g| g.kind.clone()))
             .collect()
     }
+}
+
+/// Why the search itself sets `param` at every point, so that a range of
+/// it would change nothing: each run lasts `--days` (and shrinking's shorter
+/// runs) whatever the scenario says.
+fn set_by_the_search(param: &Param) -> Option<String> {
+    let first = param.name().split('.').next().unwrap_or("");
+    (first == "duration_days").then(|| {
+        "the search sets the run length itself (`--days`, default the scenario's, at most 20; shrinking tries shorter runs): a range of it would change nothing; give `--days N` instead".to_string()
+    })
+}
+
+/// A number of a range as it was written, short (`1e300`, not 301 digits).
+fn short(x: f64) -> String {
+    Value::Float(x).text()
 }
 
 fn range_of(v: &toml::Value) -> Result<Range, String> {
@@ -194,7 +237,11 @@ fn range_of(v: &toml::Value) -> Result<Range, String> {
                 return Err("the ends must be finite numbers".into());
             }
             if lo > hi {
-                return Err(format!("the low end {lo} is above the high end {hi}"));
+                return Err(format!(
+                    "the low end {} is above the high end {}",
+                    short(lo),
+                    short(hi)
+                ));
             }
             Ok(Range::Float(lo, hi))
         }

@@ -457,7 +457,7 @@ impl Sweep {
             err(
                 key.as_deref().unwrap_or(""),
                 e.span(),
-                e.message().trim().to_string(),
+                vcsim_framework::scenario::toml_message(text, &e),
             )
         })?;
         // The name goes into plot titles (XML, which forbids control

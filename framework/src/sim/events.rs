@@ -110,7 +110,7 @@ impl Simulation {
                 .pol
                 .fetch
                 .quiet_until(&v, self.time(n - 1))
-                .map_err(|e| self.policy_err(Family::Fetch, e))?;
+                .map_err(|e| self.policy_err_at(Family::Fetch, e, t))?;
             if let Some(q) = quiet {
                 // Certified: `request` answers None at every step to `q`.
                 s = clock.step_after(q).max(s + 1);
@@ -122,7 +122,7 @@ impl Simulation {
                 .pol
                 .fetch
                 .request(&v)
-                .map_err(|e| self.policy_err(Family::Fetch, e))?;
+                .map_err(|e| self.policy_err_at(Family::Fetch, e, t))?;
             if asks.is_some() {
                 self.log.rewind(mark);
                 return Ok(s);

@@ -263,9 +263,15 @@ impl Simulation {
     /// The error of a policy of `fam`; the family the error names itself
     /// (an estimator's error met inside a scheduler) wins.
     fn policy_err(&self, fam: Family, e: PolicyError) -> SimError {
+        self.policy_err_at(fam, e, self.st.now)
+    }
+
+    /// A policy's error met in a view of time `time` (a step the event-driven
+    /// mode looks ahead to, where the fixed-step run would meet it).
+    fn policy_err_at(&self, fam: Family, e: PolicyError, time: Time) -> SimError {
         let fam = e.family.unwrap_or(fam);
         SimError {
-            time: self.st.now,
+            time,
             policy: Some((fam, self.pol.names[fam.index()].clone())),
             message: e.message,
         }
