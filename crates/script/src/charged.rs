@@ -255,6 +255,10 @@ fn weight(d: &Dynamic, factor: u64) -> u64 {
         .saturating_add(bytes as u64)
 }
 
+/// How many times an array element's walk a map entry's costs (rhai visits
+/// a node of its tree and the key's string).
+const MAP_WALK_FACTOR: usize = 4;
+
 /// How a wrapper charges a call.
 #[derive(Clone, Copy)]
 enum Charge {
@@ -288,8 +292,12 @@ fn wrap(f: RhaiFunc, how: Charge) -> RhaiFunc {
                 charge(n * BYTES_PER_OPERATION * u64::from(64 - n.leading_zeros()));
             }
             Charge::Walk => {
+                // Counted from the container's own length, at no cost: a
+                // count of the nested values would walk it a second time.
                 if let Some(a) = args.first() {
-                    charge_walk(sizes(a));
+                    let elements = a.read_lock::<Array>().map_or(0, |a| a.len());
+                    let entries = a.read_lock::<Map>().map_or(0, |m| m.len());
+                    charge_walk((elements, entries * MAP_WALK_FACTOR, 0));
                 }
             }
             Charge::Operands { .. } => charge(args.iter().map(|a| weight(a, factor)).sum()),
