@@ -21,8 +21,14 @@
 //! that a stretch covers as many lanes as it computes on (a 4-CPU job four
 //! lanes, a 0.5-GPU job half of one GPU's lane), two fractional jobs share
 //! an instance, and no two pieces of a lane overlap.
+//!
+//! Memory: the page is written straight into its buffer, the pieces as
+//! they are placed (they are most of it), and holds at most
+//! [`MAX_PAGE_ITEMS`] items; a run with more is cut at a time.
 
+use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
+use vcsim_framework::timeline::{TimelineRpc, TimelineSegment};
 use vcsim_framework::{explain::Explanation, timeline::Timeline, RunReport, CPU};
 
 /// A piece of a stretch on one lane, as the page reads it: [lane, start,
@@ -35,16 +41,26 @@ type Piece = (usize, f64, f64, usize, u64, u8, f64, usize, f64, f64);
 /// held, instances of its GPU].
 type Stretch = (usize, f64, f64, f64);
 
+/// The most items a page holds: the pieces of its stretches on the lanes,
+/// its RPC ticks and its host-off periods (some 120 MB in all). A run with
+/// more is cut: the page shows what started before the time where they
+/// would pass this bound, and its title says where. The stretches a
+/// timeline keeps are bounded, but not their pieces: 64-CPU jobs on a host
+/// that comes and goes every few minutes made pages of 360 MB in 100 days
+/// (3.4 GB of memory in 300); 1,000 projects on 256 CPUs and 64 GPUs fill
+/// a page in four days.
+pub const MAX_PAGE_ITEMS: usize = 1_000_000;
+
 #[derive(Serialize)]
 struct Page<'a> {
     title: String,
     projects: &'a [String],
     rsc_names: &'a [String],
     lanes: Vec<String>,
-    segs: Vec<Piece>,
-    stretches: Vec<Stretch>,
+    segs: Pieces<'a>,
+    stretches: Stretches<'a>,
     /// [time, project, reached (0/1), jobs]
-    rpcs: Vec<(f64, usize, u8, u32)>,
+    rpcs: Rpcs<'a>,
     off: &'a [(f64, f64)],
     end: f64,
     metrics: &'a vcsim_framework::Metrics,
@@ -56,6 +72,75 @@ struct Page<'a> {
     /// first divergence).
     #[serde(skip_serializing_if = "Option::is_none")]
     mark: Option<f64>,
+}
+
+/// The pieces of the first `n` stretches (`len` of them), each written as
+/// a [`Piece`] as it is placed: they are most of the page, and not kept.
+struct Pieces<'a> {
+    tl: &'a Timeline,
+    n: usize,
+    len: usize,
+}
+
+impl Serialize for Pieces<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut seq = ser.serialize_seq(Some(self.len))?;
+        let mut failed = None;
+        pack(self.tl, self.n, |p| {
+            if failed.is_some() {
+                return;
+            }
+            let s = &self.tl.segments[p.seg as usize];
+            let flags =
+                u8::from(s.deadline_mode) | (u8::from(s.late) << 1) | (u8::from(p.cpu_part) << 2);
+            let piece: Piece = (
+                p.lane as usize,
+                s.start,
+                s.end,
+                s.project,
+                s.job,
+                flags,
+                s.deadline,
+                p.seg as usize,
+                p.top,
+                p.bottom,
+            );
+            if let Err(e) = seq.serialize_element(&piece) {
+                failed = Some(e);
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => seq.end(),
+        }
+    }
+}
+
+/// The stretches, each written as a [`Stretch`].
+struct Stretches<'a>(&'a [TimelineSegment]);
+
+impl Serialize for Stretches<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut seq = ser.serialize_seq(Some(self.0.len()))?;
+        for s in self.0 {
+            let x: Stretch = (s.rsc, s.cpus, s.cpus_held, s.gpu_count);
+            seq.serialize_element(&x)?;
+        }
+        seq.end()
+    }
+}
+
+/// The RPCs, each written as [time, project, reached (0/1), jobs].
+struct Rpcs<'a>(&'a [TimelineRpc]);
+
+impl Serialize for Rpcs<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut seq = ser.serialize_seq(Some(self.0.len()))?;
+        for x in self.0 {
+            seq.serialize_element(&(x.time, x.project, u8::from(x.reached), x.jobs))?;
+        }
+        seq.end()
+    }
 }
 
 /// An explained run's part of the page.
@@ -122,32 +207,50 @@ const EPS: f64 = 1e-9;
 /// part (`cpu_part`), covering `[top, bottom)` of `lane`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Placed {
-    pub seg: usize,
+    pub seg: u32,
     pub cpu_part: bool,
-    pub lane: usize,
+    pub lane: u32,
     pub top: f64,
     pub bottom: f64,
 }
 
-/// A lane's pieces that have not ended yet: [top, bottom, end].
+/// A lane's pieces that have not ended yet: [top, bottom, end], in order
+/// of their top (and of their placing, among equal tops).
 type Busy = Vec<(f64, f64, f64)>;
 
-/// The free gaps of a lane, top first.
-fn gaps(busy: &Busy) -> Vec<(f64, f64)> {
-    let mut b: Vec<(f64, f64)> = busy.iter().map(|&(t, bo, _)| (t, bo)).collect();
-    b.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let mut out = Vec::new();
+/// Adds a piece to a lane, in order.
+fn occupy(busy: &mut Busy, piece: (f64, f64, f64)) {
+    let at = busy.partition_point(|x| x.0.total_cmp(&piece.0).is_le());
+    busy.insert(at, piece);
+}
+
+/// The top of the first free gap of a lane, top first, that holds `frac`
+/// (the first of [`gaps`] of that size; a lane is tried for each
+/// fractional stretch, and there are hundreds of lanes).
+fn first_gap(busy: &Busy, frac: f64) -> Option<f64> {
     let mut at = 0.0;
-    for (t, bo) in b {
+    for &(t, bo, _) in busy {
+        if t > at + EPS && t - at >= frac - EPS {
+            return Some(at);
+        }
+        at = f64::max(at, bo);
+    }
+    (at < 1.0 - EPS && 1.0 - at >= frac - EPS).then_some(at)
+}
+
+/// The free gaps of a lane, top first, each given to `gap` (a lane's
+/// pieces are in order of their top).
+fn gaps(busy: &Busy, mut gap: impl FnMut(f64, f64)) {
+    let mut at = 0.0;
+    for &(t, bo, _) in busy {
         if t > at + EPS {
-            out.push((at, t));
+            gap(at, t);
         }
         at = f64::max(at, bo);
     }
     if at < 1.0 - EPS {
-        out.push((at, 1.0));
+        gap(at, 1.0);
     }
-    out
 }
 
 fn is_free(busy: &Busy) -> bool {
@@ -173,11 +276,15 @@ fn place(
         0.0
     };
     // Whole lanes: a run of adjacent free lanes, unless the job keeps its own.
-    let free: Vec<usize> = order
-        .iter()
-        .copied()
-        .filter(|&l| is_free(&lanes[l]))
-        .collect();
+    let free: Vec<usize> = if whole == 0 {
+        Vec::new()
+    } else {
+        order
+            .iter()
+            .copied()
+            .filter(|&l| is_free(&lanes[l]))
+            .collect()
+    };
     let mut chosen: Option<Vec<usize>> = None;
     if whole == 0 {
         chosen = Some(Vec::new());
@@ -196,12 +303,10 @@ fn place(
     }
     if let Some(ws) = chosen {
         let frac_at = if frac > 0.0 {
-            order.iter().filter(|l| !ws.contains(l)).find_map(|&l| {
-                gaps(&lanes[l])
-                    .into_iter()
-                    .find(|g| g.1 - g.0 >= frac - EPS)
-                    .map(|g| (l, g.0))
-            })
+            order
+                .iter()
+                .filter(|l| !ws.contains(l))
+                .find_map(|&l| first_gap(&lanes[l], frac).map(|top| (l, top)))
         } else {
             None
         };
@@ -215,10 +320,10 @@ fn place(
     }
     // Split over the free gaps, the largest first (the fewest pieces), in
     // `order` among equal ones.
-    let mut all: Vec<(usize, f64, f64)> = order
-        .iter()
-        .flat_map(|&l| gaps(&lanes[l]).into_iter().map(move |(a, b)| (l, a, b)))
-        .collect();
+    let mut all: Vec<(usize, f64, f64)> = Vec::new();
+    for &l in order {
+        gaps(&lanes[l], |a, b| all.push((l, a, b)));
+    }
     all.sort_by(|x, y| (y.2 - y.1).total_cmp(&(x.2 - x.1)));
     let mut left = amount;
     let mut out = Vec::new();
@@ -239,39 +344,51 @@ fn place(
     out
 }
 
-/// Assigns lanes to every stretch, resource by resource: returns the lane
-/// names and the pieces. A lane is one instance. Stretches are placed in
-/// order of their start; at one time, the stretches of jobs that continue
-/// one that just ended first, then larger ones, then by job id. A job that
-/// continues tries its former lanes first. The CPU lanes carry the CPU
-/// jobs and the CPU part of GPU jobs (what they compute on of the CPUs).
-pub fn pack(tl: &Timeline) -> (Vec<String>, Vec<Placed>) {
+/// Assigns lanes to the first `n` stretches, resource by resource, giving
+/// each piece to `sink` as it is placed; returns the lane names. A lane is
+/// one instance. Stretches are placed in order of their start; at one
+/// time, the stretches of jobs that continue one that just ended first,
+/// then larger ones, then by job id. A job that continues tries its former
+/// lanes first. The CPU lanes carry the CPU jobs and the CPU part of GPU
+/// jobs (what they compute on of the CPUs). A stretch is placed on what
+/// the earlier ones left, so the pieces of the first `n` are theirs in the
+/// whole run's packing too.
+fn pack(tl: &Timeline, n: usize, mut sink: impl FnMut(Placed)) -> Vec<String> {
+    type Last = std::collections::BTreeMap<(u64, bool), (f64, Vec<usize>)>;
+    let segments = &tl.segments[..n.min(tl.segments.len())];
     let mut names = Vec::new();
-    let mut pieces = Vec::new();
     for (r, rname) in tl.rsc_names.iter().enumerate() {
-        // (segment, CPU part, amount)
-        let mut items: Vec<(usize, bool, f64)> = Vec::new();
-        for (i, s) in tl.segments.iter().enumerate() {
+        // (segment, CPU part): the amount is the segment's (as small as
+        // can be: a stretch of a GPU job is two items).
+        let amount = |i: u32| {
+            let s = &segments[i as usize];
+            if r == CPU {
+                s.cpus
+            } else {
+                s.gpu_count
+            }
+        };
+        let mut items: Vec<(u32, bool)> = Vec::new();
+        for (i, s) in segments.iter().enumerate() {
             if r == CPU && s.cpus > EPS {
-                items.push((i, s.rsc != CPU, s.cpus));
+                items.push((i as u32, s.rsc != CPU));
             } else if r != CPU && s.rsc == r && s.gpu_count > EPS {
-                items.push((i, false, s.gpu_count));
+                items.push((i as u32, false));
             }
         }
-        // Where each (job, part) was last: (end, lanes).
-        let mut last: std::collections::BTreeMap<(u64, bool), (f64, Vec<usize>)> =
-            Default::default();
-        let continues =
-            |it: &(usize, bool, f64),
-             last: &std::collections::BTreeMap<(u64, bool), (f64, Vec<usize>)>| {
-                let s = &tl.segments[it.0];
-                last.get(&(s.job, it.1)).is_some_and(|(e, _)| *e == s.start)
-            };
+        // Where each (job, part) was last: (end, lanes); forgotten once
+        // the stretches start after its end (they can no longer continue it).
+        let mut last: Last = Default::default();
+        let mut forget_at = 4096;
+        let continues = |it: &(u32, bool), last: &Last| {
+            let s = &segments[it.0 as usize];
+            last.get(&(s.job, it.1)).is_some_and(|(e, _)| *e == s.start)
+        };
         items.sort_by(|a, b| {
-            let (x, y) = (&tl.segments[a.0], &tl.segments[b.0]);
+            let (x, y) = (&segments[a.0 as usize], &segments[b.0 as usize]);
             x.start
                 .total_cmp(&y.start)
-                .then(b.2.total_cmp(&a.2))
+                .then(amount(b.0).total_cmp(&amount(a.0)))
                 .then(x.job.cmp(&y.job))
                 .then(a.1.cmp(&b.1))
         });
@@ -283,36 +400,43 @@ pub fn pack(tl: &Timeline) -> (Vec<String>, Vec<Placed>) {
             .ceil()
             .max(1.0) as usize;
         let mut lanes: Vec<Busy> = vec![Vec::new(); instances];
+        // The lanes a stretch tries, in order (kept from one to the next).
+        let mut order: Vec<usize> = Vec::new();
         let mut k = 0;
         while k < items.len() {
             // The stretches that start at one time: continuing ones first.
-            let t = tl.segments[items[k].0].start;
+            let t = segments[items[k].0 as usize].start;
             let mut n = k;
-            while n < items.len() && tl.segments[items[n].0].start == t {
+            while n < items.len() && segments[items[n].0 as usize].start == t {
                 n += 1;
             }
-            let mut group: Vec<(usize, bool, f64)> = items[k..n].to_vec();
+            if last.len() > forget_at {
+                last.retain(|_, (e, _)| *e >= t);
+                forget_at = forget_at.max(2 * last.len());
+            }
+            let mut group: Vec<(u32, bool)> = items[k..n].to_vec();
             group.sort_by_key(|it| !continues(it, &last));
             for l in lanes.iter_mut() {
                 l.retain(|&(_, _, e)| e > t);
             }
             for it in group {
-                let s = &tl.segments[it.0];
+                let s = &segments[it.0 as usize];
                 let before = last.get(&(s.job, it.1)).filter(|(e, _)| *e == s.start);
-                let mut order: Vec<usize> = before.map(|(_, ls)| ls.clone()).unwrap_or_default();
-                let rest: Vec<usize> = (0..lanes.len()).filter(|l| !order.contains(l)).collect();
-                order.extend(rest);
-                let got = place(&mut lanes, &order, it.2, before.is_some());
+                let former: &[usize] = before.map_or(&[], |(_, ls)| ls);
+                order.clear();
+                order.extend_from_slice(former);
+                order.extend((0..lanes.len()).filter(|l| !former.contains(l)));
+                let got = place(&mut lanes, &order, amount(it.0), before.is_some());
                 let mut used = Vec::new();
                 for (l, top, bottom) in got {
-                    lanes[l].push((top, bottom, s.end));
+                    occupy(&mut lanes[l], (top, bottom, s.end));
                     if !used.contains(&l) {
                         used.push(l);
                     }
-                    pieces.push(Placed {
+                    sink(Placed {
                         seg: it.0,
                         cpu_part: it.1,
-                        lane: names.len() + l,
+                        lane: (names.len() + l) as u32,
                         top,
                         bottom,
                     });
@@ -334,7 +458,79 @@ pub fn pack(tl: &Timeline) -> (Vec<String>, Vec<Placed>) {
             }
         }
     }
-    (names, pieces)
+    names
+}
+
+/// What a page holds of a timeline: its first `segs` stretches, `rpcs`
+/// RPCs and `off` host-off periods, all of them unless it was cut `at` a
+/// time (see [`MAX_PAGE_ITEMS`]).
+struct Extent {
+    segs: usize,
+    rpcs: usize,
+    off: usize,
+    at: Option<f64>,
+}
+
+/// The lanes' names of the page, what it holds, and how many pieces: the
+/// whole timeline if its items are at most `max`, else what started before
+/// the first time at which they would pass it.
+fn lay_out(tl: &Timeline, max: usize) -> (Vec<String>, Extent, usize) {
+    let (segs, rpcs, off) = (&tl.segments, &tl.rpcs, &tl.host_off);
+    // Pieces per stretch, in case the page is cut.
+    let mut count = vec![0u32; segs.len()];
+    let mut pieces = 0;
+    let names = pack(tl, segs.len(), |p| {
+        count[p.seg as usize] = count[p.seg as usize].saturating_add(1);
+        pieces += 1;
+    });
+    if pieces + rpcs.len() + off.len() <= max {
+        let all = Extent {
+            segs: segs.len(),
+            rpcs: rpcs.len(),
+            off: off.len(),
+            at: None,
+        };
+        return (names, all, pieces);
+    }
+    // Items in time order (each list is), a time's items all or none.
+    let (mut i, mut j, mut k, mut total, mut pieces) = (0, 0, 0, 0usize, 0usize);
+    let mut at = 0.0;
+    loop {
+        let next = [
+            segs.get(i).map(|s| s.start),
+            rpcs.get(j).map(|x| x.time),
+            off.get(k).map(|o| o.0),
+        ];
+        let Some(t) = next.into_iter().flatten().min_by(f64::total_cmp) else {
+            break;
+        };
+        let (mut i2, mut j2, mut k2, mut add) = (i, j, k, 0usize);
+        while i2 < segs.len() && segs[i2].start <= t {
+            add += count[i2] as usize;
+            i2 += 1;
+        }
+        let p = add;
+        while j2 < rpcs.len() && rpcs[j2].time <= t {
+            add += 1;
+            j2 += 1;
+        }
+        while k2 < off.len() && off[k2].0 <= t {
+            add += 1;
+            k2 += 1;
+        }
+        if total + add > max {
+            at = t;
+            break;
+        }
+        (i, j, k, total, pieces) = (i2, j2, k2, total + add, pieces + p);
+    }
+    let cut = Extent {
+        segs: i,
+        rpcs: j,
+        off: k,
+        at: Some(at),
+    };
+    (pack(tl, i, |_| {}), cut, pieces)
 }
 
 /// Four significant digits: enough for a plot, and short in the page.
@@ -355,8 +551,15 @@ fn round4(x: f64) -> f64 {
 /// all of them when there are no more, else the last point of each of
 /// `max` equal buckets of `[0, end]`, with the least and greatest value
 /// each series took in the bucket (counting the value it entered with) when
-/// `envelope`. Values are rounded to four digits.
-fn downsample(pts: &[(f64, Vec<f64>)], end: f64, max: usize, envelope: bool) -> Plot {
+/// `envelope`. Values are rounded to four digits. `pts` are the `n` points,
+/// made as they are read (a plot of 1,000 projects is not copied whole).
+fn downsample(
+    n: usize,
+    pts: impl Iterator<Item = (f64, Vec<f64>)>,
+    end: f64,
+    max: usize,
+    envelope: bool,
+) -> Plot {
     let row = |t: f64, v: &[f64]| -> Vec<f64> {
         std::iter::once(t)
             .chain(v.iter().map(|&x| round4(x)))
@@ -369,38 +572,61 @@ fn downsample(pts: &[(f64, Vec<f64>)], end: f64, max: usize, envelope: bool) -> 
         lo: Vec::new(),
         hi: Vec::new(),
     };
-    if pts.len() <= max || end <= 0.0 {
-        plot.pts = pts.iter().map(|(t, v)| row(*t, v)).collect();
+    if n <= max || end <= 0.0 {
+        plot.pts = pts.map(|(t, v)| row(t, &v)).collect();
         return plot;
     }
     let width = end / max as f64;
     let bucket = |t: f64| ((t / width).floor().max(0.0) as usize).min(max - 1);
-    let mut prev: Option<&Vec<f64>> = None;
-    let mut k = 0;
-    while k < pts.len() {
-        let b = bucket(pts[k].0);
-        let mut n = k;
-        let (mut lo, mut hi) = match prev {
-            Some(v) => (v.clone(), v.clone()),
-            None => (pts[k].1.clone(), pts[k].1.clone()),
-        };
-        while n < pts.len() && bucket(pts[n].0) == b {
-            for (i, &x) in pts[n].1.iter().enumerate() {
-                if i < lo.len() {
-                    lo[i] = lo[i].min(x);
-                    hi[i] = hi[i].max(x);
-                }
-            }
-            n += 1;
-        }
-        let (t, v) = &pts[n - 1];
-        plot.pts.push(row(*t, v));
+    // The bucket being read: its number, least and greatest values, and
+    // last point.
+    struct Bucket {
+        n: usize,
+        lo: Vec<f64>,
+        hi: Vec<f64>,
+        t: f64,
+        v: Vec<f64>,
+    }
+    let flush = |c: Bucket, plot: &mut Plot| {
+        plot.pts.push(row(c.t, &c.v));
         if envelope {
-            plot.lo.push(lo.iter().map(|&x| round4(x)).collect());
-            plot.hi.push(hi.iter().map(|&x| round4(x)).collect());
+            plot.lo.push(c.lo.iter().map(|&x| round4(x)).collect());
+            plot.hi.push(c.hi.iter().map(|&x| round4(x)).collect());
         }
-        prev = Some(v);
-        k = n;
+        c.v
+    };
+    // The last point of the previous bucket.
+    let mut prev: Option<Vec<f64>> = None;
+    let mut cur: Option<Bucket> = None;
+    for (t, v) in pts {
+        let b = bucket(t);
+        if cur.as_ref().is_some_and(|c| c.n != b) {
+            prev = cur.take().map(|c| flush(c, &mut plot));
+        }
+        let c = cur.get_or_insert_with(|| {
+            let (lo, hi) = match &prev {
+                Some(p) => (p.clone(), p.clone()),
+                None => (v.clone(), v.clone()),
+            };
+            Bucket {
+                n: b,
+                lo,
+                hi,
+                t,
+                v: Vec::new(),
+            }
+        });
+        for (i, &x) in v.iter().enumerate() {
+            if i < c.lo.len() {
+                c.lo[i] = c.lo[i].min(x);
+                c.hi[i] = c.hi[i].max(x);
+            }
+        }
+        c.t = t;
+        c.v = v;
+    }
+    if let Some(c) = cur {
+        flush(c, &mut plot);
     }
     plot
 }
@@ -414,28 +640,26 @@ fn clip(s: &str) -> String {
 }
 
 /// What the page shows of an explained run: the record behind each
-/// stretch and each RPC, and the two plots' data.
-fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64) -> Why {
-    use std::collections::BTreeMap;
+/// stretch and each RPC the page holds (`x`), and the two plots' data up
+/// to where it was cut.
+fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64, x: &Extent) -> Why {
+    use std::collections::HashMap;
     use vcsim_framework::explain::Source;
     use vcsim_framework::Family;
     let np = tl.project_names.len();
-    let mut texts: Vec<String> = Vec::new();
-    let mut text_at: BTreeMap<String, usize> = BTreeMap::new();
+    let until = x.at.unwrap_or(f64::INFINITY);
+    // Each text once, numbered in the order first seen.
+    let mut text_at: HashMap<String, usize> = HashMap::new();
     let mut intern = |s: String| -> usize {
-        if let Some(&i) = text_at.get(&s) {
-            return i;
-        }
-        texts.push(s.clone());
-        text_at.insert(s, texts.len() - 1);
-        texts.len() - 1
+        let n = text_at.len();
+        *text_at.entry(s).or_insert(n)
     };
     let mut recs = Vec::new();
     // Record index in `ex.records` -> index in `recs`.
-    let mut kept: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut kept: Vec<usize> = vec![usize::MAX; ex.records.len()];
     let mut keep = |i: usize, recs: &mut Vec<(f64, usize, usize, i64)>| -> usize {
-        if let Some(&k) = kept.get(&i) {
-            return k;
+        if kept[i] != usize::MAX {
+            return kept[i];
         }
         let rec = &ex.records[i];
         let reason = if !rec.reason.text.is_empty() {
@@ -454,44 +678,49 @@ fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64) -> Why {
         let family = intern(rec.source.key().to_string());
         let decision = intern(clip(&rec.decision));
         recs.push((rec.time, family, decision, reason));
-        kept.insert(i, recs.len() - 1);
+        kept[i] = recs.len() - 1;
         recs.len() - 1
     };
-    // The CPU scheduler's records per job, in time order.
-    let mut by_job: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-    // The records of an RPC: by (time, project).
-    let mut by_rpc: BTreeMap<(u64, usize), Vec<usize>> = BTreeMap::new();
+    // The CPU scheduler's records by job, and the records of an RPC by
+    // (time, project); each in time order.
+    let mut by_job: Vec<(u64, usize)> = Vec::new();
+    let mut by_rpc: Vec<((u64, usize), usize)> = Vec::new();
     for (i, rec) in ex.records.iter().enumerate() {
         match (rec.source, rec.job, rec.project) {
-            (Source::Policy(Family::Cpu), Some(job), _) => by_job.entry(job).or_default().push(i),
+            (Source::Policy(Family::Cpu), Some(job), _) => by_job.push((job, i)),
             (Source::Policy(Family::Fetch | Family::Send) | Source::Outcome, _, Some(p)) => {
-                by_rpc.entry((rec.time.to_bits(), p)).or_default().push(i)
+                by_rpc.push(((rec.time.to_bits(), p), i))
             }
             _ => {}
         }
     }
-    let seg = tl
-        .segments
+    by_job.sort_by_key(|e| e.0);
+    by_rpc.sort_by_key(|e| e.0);
+    fn all_of<K: Ord + Copy>(v: &[(K, usize)], k: K) -> &[(K, usize)] {
+        let a = v.partition_point(|e| e.0 < k);
+        let b = v.partition_point(|e| e.0 <= k);
+        &v[a..b]
+    }
+    let seg = tl.segments[..x.segs]
         .iter()
         .map(|s| {
-            let Some(list) = by_job.get(&s.job) else {
-                return -1;
-            };
-            let n = list.partition_point(|&i| ex.records[i].time <= s.start);
+            let list = all_of(&by_job, s.job);
+            let n = list.partition_point(|&(_, i)| ex.records[i].time <= s.start);
             if n == 0 {
                 -1
             } else {
-                keep(list[n - 1], &mut recs) as i64
+                keep(list[n - 1].1, &mut recs) as i64
             }
         })
         .collect();
-    let rpc = tl
-        .rpcs
+    drop(by_job);
+    let rpc = tl.rpcs[..x.rpcs]
         .iter()
         .map(|x| {
-            let Some(list) = by_rpc.get(&(x.time.to_bits(), x.project)) else {
+            let list = all_of(&by_rpc, (x.time.to_bits(), x.project));
+            if list.is_empty() {
                 return (Vec::new(), 0);
-            };
+            }
             // The request and the RPC's outcome first, then the rest in
             // order, up to the cap; shown in the order they happened.
             let main = |i: usize| {
@@ -503,8 +732,8 @@ fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64) -> Why {
                             | vcsim_framework::explain::Outcome::RpcFailed
                     )
             };
-            let mut chosen: Vec<usize> = list.iter().copied().filter(|&i| main(i)).collect();
-            for &i in list {
+            let mut chosen: Vec<usize> = list.iter().map(|e| e.1).filter(|&i| main(i)).collect();
+            for &(_, i) in list {
                 if chosen.len() >= MAX_RPC_RECORDS {
                     break;
                 }
@@ -520,30 +749,37 @@ fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64) -> Why {
             )
         })
         .collect();
+    drop(by_rpc);
+    let mut texts = vec![String::new(); text_at.len()];
+    for (s, i) in text_at {
+        texts[i] = s;
+    }
     // Each project's fraction of the work done so far. Work done never
     // falls: each project's greatest so far (a job's work must not vanish
     // from the plot between its end and its report).
-    let mut most = vec![0.0f64; np];
-    let fractions: Vec<(f64, Vec<f64>)> = ex
-        .work_done
-        .iter()
-        .filter_map(|(t, w)| {
-            for (m, &x) in most.iter_mut().zip(w) {
-                *m = m.max(x);
-            }
-            let w = &most;
-            let sum: f64 = w.iter().sum();
-            (sum > 0.0).then(|| {
-                let mut f: Vec<f64> = w.iter().map(|x| x / sum).collect();
-                f.resize(np, f64::NAN);
-                (*t, f)
+    let fractions = || {
+        let mut most = vec![0.0f64; np];
+        ex.work_done
+            .iter()
+            .take_while(move |(t, _)| *t < until)
+            .filter_map(move |(t, w)| {
+                for (m, &x) in most.iter_mut().zip(w) {
+                    *m = m.max(x);
+                }
+                let w = &most;
+                let sum: f64 = w.iter().sum();
+                (sum > 0.0).then(|| {
+                    let mut f: Vec<f64> = w.iter().map(|x| x / sum).collect();
+                    f.resize(np, f64::NAN);
+                    (*t, f)
+                })
             })
-        })
-        .collect();
+    };
     let shares: Vec<f64> = r.projects.iter().map(|p| p.share).collect();
     let total: f64 = shares.iter().sum();
-    let share = (!fractions.is_empty()).then(|| {
-        let mut plot = downsample(&fractions, end, max_points(np), false);
+    let n = fractions().count();
+    let share = (n > 0).then(|| {
+        let mut plot = downsample(n, fractions(), end, max_points(np), false);
         plot.name = "share of the work done so far".into();
         plot.shares = shares
             .iter()
@@ -551,23 +787,20 @@ fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64) -> Why {
             .collect();
         plot
     });
-    let rank = (!ex.rankings.is_empty()).then(|| {
+    let rankings = &ex.rankings[..ex.rankings.partition_point(|(t, _)| *t < until)];
+    let rank = (!rankings.is_empty()).then(|| {
         let mut names: Vec<&str> = Vec::new();
-        for (_, rk) in &ex.rankings {
+        for (_, rk) in rankings {
             if !names.contains(&rk.name.as_str()) {
                 names.push(&rk.name);
             }
         }
-        let values: Vec<(f64, Vec<f64>)> = ex
-            .rankings
-            .iter()
-            .map(|(t, rk)| {
-                let mut v = rk.values.clone();
-                v.resize(np, f64::NAN);
-                (*t, v)
-            })
-            .collect();
-        let mut plot = downsample(&values, end, max_points(np), true);
+        let values = rankings.iter().map(|(t, rk)| {
+            let mut v = rk.values.clone();
+            v.resize(np, f64::NAN);
+            (*t, v)
+        });
+        let mut plot = downsample(rankings.len(), values, end, max_points(np), true);
         plot.name = names.join(" / ");
         plot
     });
@@ -583,64 +816,106 @@ fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64) -> Why {
 
 /// The page for a run's timeline.
 pub fn render(tl: &Timeline, r: &RunReport, ex: Option<&Explanation>) -> String {
-    render_marked(tl, r, ex, None, None)
+    let mut out = Out {
+        buf: Vec::new(),
+        attr: false,
+    };
+    if let Some(cut) = write_page(&mut out, tl, r, ex, None, None, MAX_PAGE_ITEMS) {
+        crate::output::note(&format!("note: the timeline page is {cut}"));
+    }
+    // (Bytes of UTF-8 strings and ASCII only: still UTF-8.)
+    String::from_utf8(out.buf).unwrap_or_default()
 }
 
-/// The page, with a time marked across it and a title of its own (for
-/// `vcsim diverge`'s pair of runs).
-fn render_marked(
+/// Where a page is written: as it is, or escaped to be an HTML attribute's
+/// value (a frame's `srcdoc`), without making the page first.
+struct Out {
+    buf: Vec<u8>,
+    attr: bool,
+}
+
+impl Out {
+    fn put(&mut self, bytes: &[u8]) {
+        if !self.attr {
+            self.buf.extend_from_slice(bytes);
+            return;
+        }
+        // As `html_escape`; these are ASCII, so never part of a UTF-8
+        // sequence.
+        for part in bytes.split_inclusive(|b| matches!(b, b'&' | b'<' | b'>' | b'"')) {
+            let (last, rest) = part.split_last().expect("not empty");
+            let escaped: &[u8] = match last {
+                b'&' => b"&amp;",
+                b'<' => b"&lt;",
+                b'>' => b"&gt;",
+                b'"' => b"&quot;",
+                _ => {
+                    self.buf.extend_from_slice(part);
+                    continue;
+                }
+            };
+            self.buf.extend_from_slice(rest);
+            self.buf.extend_from_slice(escaped);
+        }
+    }
+}
+
+/// Writes the page, with a time marked across it and a title of its own
+/// (for `vcsim diverge`'s pair of runs); `max`: [`MAX_PAGE_ITEMS`]. Returns
+/// where the page was cut, in words, if it was.
+fn write_page(
+    out: &mut Out,
     tl: &Timeline,
     r: &RunReport,
     ex: Option<&Explanation>,
     mark: Option<f64>,
     title: Option<&str>,
-) -> String {
-    let (lane_names, placed) = pack(tl);
+    max: usize,
+) -> Option<String> {
+    let (lane_names, x, pieces) = lay_out(tl, max);
+    let (segments, rpcs, off) = (
+        &tl.segments[..x.segs],
+        &tl.rpcs[..x.rpcs],
+        &tl.host_off[..x.off],
+    );
     let mut end: f64 = 0.0;
-    for s in &tl.segments {
+    for s in segments {
         end = end.max(s.end);
     }
-    let segs = placed
-        .iter()
-        .map(|p| {
-            let s = &tl.segments[p.seg];
-            let flags =
-                u8::from(s.deadline_mode) | (u8::from(s.late) << 1) | (u8::from(p.cpu_part) << 2);
-            (
-                p.lane, s.start, s.end, s.project, s.job, flags, s.deadline, p.seg, p.top, p.bottom,
-            )
-        })
-        .collect();
-    let stretches = tl
-        .segments
-        .iter()
-        .map(|s| (s.rsc, s.cpus, s.cpus_held, s.gpu_count))
-        .collect();
-    let rpcs = tl
-        .rpcs
-        .iter()
-        .map(|x| {
-            end = end.max(x.time);
-            (x.time, x.project, u8::from(x.reached), x.jobs)
-        })
-        .collect();
-    for &(_, e) in &tl.host_off {
+    for x in rpcs {
+        end = end.max(x.time);
+    }
+    for &(_, e) in off {
         end = end.max(e);
     }
     let end = end.max(1.0);
-    let why = ex.map(|ex| why(tl, r, ex, end));
+    let why = ex.map(|ex| why(tl, r, ex, end, &x));
+    let mut title = title.map_or_else(
+        || format!("{} · {} · seed {}", r.scenario, r.policy, r.seed),
+        str::to_string,
+    );
+    let cut = x.at.map(|at| {
+        format!(
+            "cut at {}: a page holds at most {max} pieces of stretches, RPC ticks and host-off periods",
+            vcsim_framework::explain::clock(at)
+        )
+    });
+    if let Some(cut) = &cut {
+        title.push_str(&format!(" · {cut}"));
+    }
     let page = Page {
-        title: title.map_or_else(
-            || format!("{} · {} · seed {}", r.scenario, r.policy, r.seed),
-            str::to_string,
-        ),
+        title,
         projects: &tl.project_names,
         rsc_names: &tl.rsc_names,
         lanes: lane_names,
-        segs,
-        stretches,
-        rpcs,
-        off: &tl.host_off,
+        segs: Pieces {
+            tl,
+            n: x.segs,
+            len: pieces,
+        },
+        stretches: Stretches(segments),
+        rpcs: Rpcs(rpcs),
+        off,
         end,
         metrics: &r.metrics,
         why,
@@ -655,31 +930,31 @@ fn render_marked(
     );
     // The data is written straight into the page, not built and copied:
     // a page of 100 MB (1,000 projects, 320 lanes) took four copies.
-    let mut out = NoLessThan(before.as_bytes().to_vec());
-    if serde_json::to_writer(&mut out, &page).is_err() {
-        out.0.truncate(before.len());
-        out.0.extend_from_slice(b"{}");
+    out.put(before.as_bytes());
+    let at = out.buf.len();
+    if serde_json::to_writer(NoLessThan(out), &page).is_err() {
+        out.buf.truncate(at);
+        out.put(b"{}");
     }
-    out.0.extend_from_slice(after.as_bytes());
-    // (Bytes of UTF-8 strings and ASCII only: still UTF-8.)
-    String::from_utf8(out.0).unwrap_or_default()
+    out.put(after.as_bytes());
+    cut
 }
 
 /// A writer that escapes every `<` as `\u003c` (valid in JSON strings, the
 /// one place a `<` can be): with no `<` in the script element (names and
 /// reasons may hold anything), neither `</script>` nor `<!--` can change
 /// how it parses. `<` is ASCII, so no UTF-8 sequence holds its byte.
-struct NoLessThan(Vec<u8>);
+struct NoLessThan<'a>(&'a mut Out);
 
-impl std::io::Write for NoLessThan {
+impl std::io::Write for NoLessThan<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         for part in buf.split_inclusive(|&b| b == b'<') {
             match part.split_last() {
                 Some((b'<', rest)) => {
-                    self.0.extend_from_slice(rest);
-                    self.0.extend_from_slice(b"\\u003c");
+                    self.0.put(rest);
+                    self.0.put(b"\\u003c");
                 }
-                _ => self.0.extend_from_slice(part),
+                _ => self.0.put(part),
             }
         }
         Ok(buf.len())
@@ -692,30 +967,46 @@ impl std::io::Write for NoLessThan {
 /// Two runs' pages one above the other (`vcsim diverge --timeline`): each
 /// a whole timeline page in a frame, the divergence marked in both, and
 /// their zoom and pan kept the same (the frames tell each other their view).
+/// Each holds at most half of [`MAX_PAGE_ITEMS`], so that the two are the
+/// size of one page.
 pub fn render_pair(
     runs: [(&Timeline, &RunReport, &Explanation, &str); 2],
     mark: Option<f64>,
 ) -> String {
-    let mut frames = String::new();
-    for (i, (tl, r, ex, what)) in runs.into_iter().enumerate() {
-        let name = ["A", "B"][i];
-        let title = format!("{name}: {} · {what}", r.scenario);
-        let page = render_marked(tl, r, Some(ex), mark, Some(&title));
-        frames.push_str(&format!(
-            "<iframe id=\"run{name}\" title=\"{}\" srcdoc=\"{}\"></iframe>\n",
-            html_escape(&title),
-            html_escape(&page)
-        ));
-    }
     let when = mark.map_or("the runs do not diverge".to_string(), |t| {
         format!(
             "first divergence at {} (t={t} s), marked in red in both",
             vcsim_framework::explain::clock(t)
         )
     });
-    PAIR_TEMPLATE
-        .replace("{{WHEN}}", &html_escape(&when))
-        .replace("{{FRAMES}}", &frames)
+    let head = PAIR_TEMPLATE.replace("{{WHEN}}", &html_escape(&when));
+    let (before, after) = head.split_once("{{FRAMES}}").unwrap_or((&head, ""));
+    // Each page is written escaped straight into its frame.
+    let mut out = Out {
+        buf: Vec::new(),
+        attr: false,
+    };
+    out.put(before.as_bytes());
+    for (i, (tl, r, ex, what)) in runs.into_iter().enumerate() {
+        let name = ["A", "B"][i];
+        let title = format!("{name}: {} · {what}", r.scenario);
+        out.put(
+            format!(
+                "<iframe id=\"run{name}\" title=\"{}\" srcdoc=\"",
+                html_escape(&title)
+            )
+            .as_bytes(),
+        );
+        out.attr = true;
+        let max = MAX_PAGE_ITEMS / 2;
+        if let Some(cut) = write_page(&mut out, tl, r, Some(ex), mark, Some(&title), max) {
+            crate::output::note(&format!("note: run {name}'s timeline is {cut}"));
+        }
+        out.attr = false;
+        out.put(b"\"></iframe>\n");
+    }
+    out.put(after.as_bytes());
+    String::from_utf8(out.buf).unwrap_or_default()
 }
 
 const PAIR_TEMPLATE: &str = r##"<!doctype html>
@@ -1288,3 +1579,104 @@ canvas.plotcv { margin-top: 10px; }
 </script>
 </body></html>
 "##;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vcsim_framework::{run_spec, PolicySpec, Registry, RunOutput, Scenario, SimOptions};
+
+    fn explained(scenario: &str, days: f64) -> RunOutput {
+        vcsim_builtin::link();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(scenario);
+        let mut scn = Scenario::load(&path).unwrap();
+        scn.duration_days = days;
+        let opts = SimOptions {
+            timeline: true,
+            explain: true,
+            ..SimOptions::default()
+        };
+        let spec = PolicySpec::parse("CS2_WF2_WS2_JC2").unwrap();
+        run_spec(&scn, &Registry::builtins().unwrap(), &spec, opts).unwrap()
+    }
+
+    /// The page's data, holding at most `max` items.
+    fn data(out: &RunOutput, max: usize) -> serde_json::Value {
+        let mut page = Out {
+            buf: Vec::new(),
+            attr: false,
+        };
+        let (tl, ex) = (out.timeline.as_ref(), out.explanation.as_ref());
+        write_page(&mut page, tl.unwrap(), &out.report, ex, None, None, max);
+        let page = String::from_utf8(page.buf).unwrap();
+        let tag = "<script id=\"data\" type=\"application/json\">";
+        let a = page.find(tag).unwrap() + tag.len();
+        let b = a + page[a..].find("</script>").unwrap();
+        serde_json::from_str(&page[a..b]).unwrap()
+    }
+
+    fn len(d: &serde_json::Value, key: &str) -> usize {
+        d[key].as_array().unwrap().len()
+    }
+
+    /// A page past its items shows what started before a time, as the
+    /// whole page shows it, and says where it was cut.
+    #[test]
+    fn a_page_past_its_items_is_cut_at_a_time_and_says_so() {
+        // 4-CPU jobs: a stretch is several pieces.
+        let out = explained("scenarios/today-multi-threaded.toml", 3.0);
+        let full = data(&out, usize::MAX);
+        let items = |d: &serde_json::Value| len(d, "segs") + len(d, "rpcs") + len(d, "off");
+        let max = items(&full) / 3;
+        let cut = data(&out, max);
+        let title = cut["title"].as_str().unwrap();
+        assert!(
+            title.ends_with(&format!(
+                " · cut at 1d 01:06:00: a page holds at most {max} pieces of stretches, RPC ticks and host-off periods"
+            )),
+            "{title}"
+        );
+        assert!(!full["title"].as_str().unwrap().contains("cut at"));
+        assert!(
+            items(&cut) <= max && items(&cut) > max / 2,
+            "{}",
+            items(&cut)
+        );
+        // The first stretches, RPCs and periods off, and their pieces.
+        let n = len(&cut, "stretches");
+        for key in ["stretches", "rpcs", "off"] {
+            let k = len(&cut, key);
+            assert_eq!(
+                cut[key].as_array().unwrap()[..],
+                full[key].as_array().unwrap()[..k]
+            );
+        }
+        let before: Vec<&serde_json::Value> = full["segs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p[7].as_u64().unwrap() < n as u64)
+            .collect();
+        let cut_segs: Vec<&serde_json::Value> = cut["segs"].as_array().unwrap().iter().collect();
+        assert_eq!(cut_segs, before);
+        assert_eq!(cut["lanes"], full["lanes"]);
+        // The reasons of what it shows.
+        let why = &cut["why"];
+        assert_eq!(len(why, "seg"), n);
+        assert_eq!(len(why, "rpc"), len(&cut, "rpcs"));
+        assert!(n < len(&full, "stretches"));
+    }
+
+    /// A page written into a frame is the page, escaped as an attribute.
+    #[test]
+    fn a_page_escaped_as_it_is_written_is_the_page_escaped() {
+        let out = explained("scenarios/mix-5-slack-5.toml", 1.0);
+        let (tl, ex) = (out.timeline.as_ref().unwrap(), out.explanation.as_ref());
+        let page = render(tl, &out.report, ex);
+        let mut attr = Out {
+            buf: Vec::new(),
+            attr: true,
+        };
+        write_page(&mut attr, tl, &out.report, ex, None, None, MAX_PAGE_ITEMS);
+        assert_eq!(String::from_utf8(attr.buf).unwrap(), html_escape(&page));
+    }
+}

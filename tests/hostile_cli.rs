@@ -523,6 +523,65 @@ fn diverge_names_set_b_in_its_errors() {
     r.fails_with(2, &["--set-b bogus=1"]);
 }
 
+#[test]
+fn diverge_keeps_one_clock_for_both_runs() {
+    // The runs are compared step by step: B may not have another clock.
+    for key in ["duration_days=1", "step_seconds=120"] {
+        let r = timed(vcsim(&[
+            "diverge",
+            "scenarios/paper-base.toml",
+            "--policy",
+            "CS2",
+            "--set",
+            "duration_days=2",
+            "--set-b",
+            key,
+        ]));
+        let name = key.split('=').next().unwrap();
+        r.fails_with(
+            2,
+            &[
+                &format!("--set-b {name}: diverge compares the two runs step by step"),
+                "--set",
+            ],
+        );
+    }
+}
+
+#[test]
+fn diverge_names_the_run_that_failed() {
+    let dir = temp_dir("diverge-b-fails");
+    let bad = dir.join("bad.rhai");
+    std::fs::write(
+        &bad,
+        "fn schedule(v) {\n    throw \"no schedule today\";\n}\n",
+    )
+    .unwrap();
+    let r = timed(vcsim(&[
+        "diverge",
+        "scenarios/paper-base.toml",
+        "--policy",
+        "CS2",
+        "--policy",
+        &format!("cpu={}", s(&bad)),
+        "--set",
+        "duration_days=1",
+    ]));
+    r.fails_with(1, &["run B (", "no schedule today"]);
+    assert!(!r.stderr().contains("run A"), "{}", r.stderr());
+    // A threshold out of range prints short, not 309 digits.
+    let r = timed(vcsim(&[
+        "diverge",
+        "scenarios/paper-base.toml",
+        "--policy",
+        "CS2",
+        "--threshold",
+        "1e308",
+    ]));
+    r.fails_with(2, &["--threshold", "found 1.000e308"]);
+    assert!(r.stderr().len() < 200, "{}", r.stderr());
+}
+
 // ---- --timeline (item 6) ----
 
 #[test]

@@ -31,25 +31,7 @@ fn write_space(dir: &Path, name: &str, more: &str) {
 /// `vcsim search` of CS1 against CS2 on waste in `space.toml`: 1-day runs
 /// on two seeds, within `budget` runs, then `rest`.
 fn search<'a>(budget: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "search",
-        "--policy",
-        "CS1",
-        "--policy",
-        "CS2",
-        "--metric",
-        "waste",
-        "--space",
-        "space.toml",
-        "--budget",
-        budget,
-        "--seeds",
-        "2",
-        "--days",
-        "1",
-    ];
-    args.extend_from_slice(rest);
-    args
+    common::search_args("CS1", "waste", budget, rest)
 }
 
 /// Shards 1/2 and 2/2 of a search of 16 runs (two points each) in

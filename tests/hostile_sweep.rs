@@ -378,25 +378,7 @@ fn search_dir(name: &str) -> PathBuf {
 /// `vcsim search` of policy A against CS2 on `metric` in `space.toml`: two
 /// points of 1-day runs on two seeds, then `rest`.
 fn small_search<'a>(a: &'a str, metric: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "search",
-        "--policy",
-        a,
-        "--policy",
-        "CS2",
-        "--metric",
-        metric,
-        "--space",
-        "space.toml",
-        "--budget",
-        "8",
-        "--seeds",
-        "2",
-        "--days",
-        "1",
-    ];
-    args.extend_from_slice(rest);
-    args
+    common::search_args(a, metric, "8", rest)
 }
 
 /// A search shard 1/1 in `DIR/sq`, its `search.json` kept as `DIR/good.json`.

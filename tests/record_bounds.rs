@@ -90,6 +90,33 @@ fn a_trace_past_its_lines_keeps_its_start_and_says_the_rest_were_dropped() {
 }
 
 #[test]
+fn a_timeline_s_bound_counts_stretches_not_the_empty_ones_a_step_makes() {
+    // GPU jobs holding half a CPU over-commit the CPUs: when one starts,
+    // the CPU jobs' share changes, and a stretch begun in the same step
+    // ends as it starts. Those empty ones are not stretches: they used to
+    // fill the bound (on 256 CPUs with 64 GPUs, more than half of it).
+    let mut scn = Scenario::load(&common::root().join("scenarios/gpu-half-cpu.toml")).unwrap();
+    scn.duration_days = 20.0;
+    let spec = PolicySpec::parse("cpu=cs2,fetch=gpu,send=gpu,estimate=jc2").unwrap();
+    let timeline = |segments| {
+        let opts = SimOptions {
+            timeline: true,
+            bounds: RecordBounds {
+                segments,
+                ..RecordBounds::default()
+            },
+            ..SimOptions::default()
+        };
+        run_spec(&scn, &registry(), &spec, opts).map(|o| o.timeline.unwrap())
+    };
+    let full = timeline(usize::MAX).unwrap();
+    let n = full.segments.len();
+    let bounded = timeline(n + 2).unwrap_or_else(|e| panic!("{n} stretches: {e}"));
+    assert_eq!(bounded.segments, full.segments);
+    assert!(timeline(n / 2).is_err());
+}
+
+#[test]
 fn a_run_stopped_after_a_time_has_the_full_runs_records_up_to_it() {
     let explained = |stop_after| {
         run(SimOptions {

@@ -8,9 +8,27 @@
 //! job 12 (A)"), never why: two runs that made the same decisions have equal
 //! texts, which is what `vcsim diverge` compares.
 
-/// The most records an explained run keeps (some 350 MB): a longer run
+/// The most records an explained run keeps (some 300 MB): a longer run
 /// stops with an error that says to explain a shorter one.
 pub const MAX_RECORDS: usize = 500_000;
+
+/// A reason longer than this many characters is long: a fetcher's reason
+/// names every project it passed over, some 40 kB with 1,000 projects.
+pub const LONG_REASON: usize = 1_000;
+
+/// The bytes of long reasons an explained run keeps in full (the first
+/// ones); after them a long reason keeps its first [`LONG_REASON`]
+/// characters and says how many more it had. Without this, 1,000 projects
+/// made 15,000 fetch reasons of 650 MB in four days.
+pub const MAX_LONG_REASON_BYTES: usize = 32_000_000;
+
+/// The most values each of the explanation's series (the rankings and the
+/// work done, a value per project at each point) keeps, all points
+/// together (16 MB): past them it keeps every other point, then every
+/// fourth... (and the last one), evenly spread over the run. 1,000
+/// projects reach it in half a day (a page plots 200 points of them); five
+/// projects in 100 days stay far below.
+pub const MAX_SERIES_VALUES: usize = 2_000_000;
 
 use crate::family::Family;
 use crate::model::Time;
@@ -250,33 +268,116 @@ pub struct Ranking {
 pub struct Explanation {
     pub records: Vec<Record>,
     /// The scheduler's ranking at each scheduling point where it gave one,
-    /// kept only when it changed.
+    /// kept only when it changed (at most [`MAX_SERIES_VALUES`] values:
+    /// past them, every other point).
     pub rankings: Vec<(Time, Ranking)>,
     /// Per project, the FLOPs computed so far (reported, in progress, or
     /// finished and waiting to be reported), after each run list applied,
-    /// kept only when they moved.
+    /// kept only when they moved (at most [`MAX_SERIES_VALUES`] values).
     pub work_done: Vec<(Time, Vec<f64>)>,
     /// The client's state where [`crate::SimOptions::snapshot_at`] asked.
     #[serde(skip)]
     pub snapshot: Option<Box<crate::model::ClientState>>,
+    /// What the bounds count: the bytes of long reasons kept in full, and
+    /// how `rankings` and `work_done` are thinned.
+    #[serde(skip)]
+    kept: Kept,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Kept {
+    long_reason_bytes: usize,
+    rankings: Thinned,
+    work_done: Thinned,
+}
+
+/// A series that keeps at most [`MAX_SERIES_VALUES`] values: every point
+/// until it first fills, then those that arrived at multiples of `stride`
+/// (2, then 4...) and the last one, whatever it is. Evenly spread over the
+/// run, unlike halving what is kept each time it fills, which leaves the
+/// start nearly empty.
+#[derive(Debug, Clone, Copy, Default)]
+struct Thinned {
+    /// Points that arrived (kept or not).
+    arrived: usize,
+    /// 0 until the series first fills.
+    stride: usize,
+    /// Values kept.
+    values: usize,
+}
+
+impl Thinned {
+    /// Adds a point, dropping the last one if only being last kept it.
+    fn push<T>(&mut self, series: &mut Vec<(Time, T)>, p: (Time, T), len: impl Fn(&T) -> usize) {
+        if self.stride > 1 && !(self.arrived - 1).is_multiple_of(self.stride) {
+            if let Some((_, last)) = series.pop() {
+                self.values -= len(&last);
+            }
+        }
+        self.values += len(&p.1);
+        series.push(p);
+        self.arrived += 1;
+        while self.values > MAX_SERIES_VALUES && series.len() > 2 {
+            // The points kept at multiples of the stride are the first ones,
+            // in order; the last may be another.
+            self.stride = self.stride.max(1) * 2;
+            let n = series.len();
+            let mut j = 0usize;
+            series.retain(|_| {
+                j += 1;
+                (j - 1).is_multiple_of(2) || j == n
+            });
+            series.shrink_to_fit();
+            self.values = series.iter().map(|(_, v)| len(v)).sum();
+        }
+    }
 }
 
 impl Explanation {
-    pub(crate) fn push(&mut self, r: Record) {
+    pub(crate) fn push(&mut self, mut r: Record) {
+        let text = &mut r.reason.text;
+        if let Some((at, _)) = text.char_indices().nth(LONG_REASON) {
+            if self.kept.long_reason_bytes + text.len() <= MAX_LONG_REASON_BYTES {
+                self.kept.long_reason_bytes += text.len();
+            } else {
+                let more = text[at..].chars().count();
+                text.truncate(at);
+                text.push_str(&format!(
+                    "… ({more} more characters: an explained run keeps {} MB of long reasons in full)",
+                    MAX_LONG_REASON_BYTES / 1_000_000
+                ));
+            }
+        }
+        // Policies build reasons piece by piece: keep what they hold, not
+        // what they grew to (a record's data was half spare room).
+        text.shrink_to_fit();
+        r.reason.data.shrink_to_fit();
+        r.decision.shrink_to_fit();
         self.records.push(r);
     }
-    pub(crate) fn ranking(&mut self, t: Time, r: Ranking) {
+    pub(crate) fn ranking(&mut self, t: Time, mut r: Ranking) {
         if self.rankings.last().is_none_or(|(_, last)| *last != r) {
-            self.rankings.push((t, r));
+            r.values.shrink_to_fit();
+            self.kept
+                .rankings
+                .push(&mut self.rankings, (t, r), |r| r.values.len());
         }
     }
-    pub(crate) fn work_done(&mut self, t: Time, w: Vec<f64>) {
+    pub(crate) fn work_done(&mut self, t: Time, mut w: Vec<f64>) {
         if self.work_done.last().is_some_and(|(_, lw)| *lw == w) {
             return;
         }
+        w.shrink_to_fit();
         match self.work_done.last_mut() {
-            Some((lt, lw)) if *lt == t => *lw = w,
-            _ => self.work_done.push((t, w)),
+            Some((lt, lw)) if *lt == t => {
+                self.kept.work_done.values -= lw.len();
+                self.kept.work_done.values += w.len();
+                *lw = w;
+            }
+            _ => self
+                .kept
+                .work_done
+                .push(&mut self.work_done, (t, w), Vec::len),
         }
     }
     /// The records in `[from, to]`.
@@ -317,6 +418,87 @@ mod tests {
             j,
             r#"{"text":"highest short-term debt","debt_s":4320.0,"project":"A"}"#
         );
+    }
+
+    fn record(t: Time, reason: &str) -> Record {
+        Record {
+            time: t,
+            source: Source::Outcome,
+            decision: "d".into(),
+            reason: Reason::new(reason),
+            project: None,
+            job: None,
+            outcome: Outcome::None,
+        }
+    }
+
+    #[test]
+    fn long_reasons_are_kept_in_full_up_to_their_bound_then_cut() {
+        // A fetcher's reason with 1,000 projects: some 40 kB.
+        let long = "é".repeat(20_000);
+        let full = MAX_LONG_REASON_BYTES / long.len();
+        let mut ex = Explanation::default();
+        for i in 0..full + 2 {
+            ex.push(record(i as f64, &long));
+            ex.push(record(i as f64, &"s".repeat(LONG_REASON)));
+        }
+        let texts: Vec<&str> = ex.records.iter().map(|r| r.reason.text.as_str()).collect();
+        assert!(texts[..2 * full].iter().step_by(2).all(|t| *t == long));
+        for t in texts[2 * full..].iter().step_by(2) {
+            assert!(t.starts_with(&"é".repeat(LONG_REASON)), "{}", &t[..20]);
+            assert!(
+                t.ends_with("… (19000 more characters: an explained run keeps 32 MB of long reasons in full)"),
+                "{}",
+                &t[t.len() - 100..]
+            );
+        }
+        // A reason of `LONG_REASON` characters is not long.
+        assert!(texts
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .all(|t| t.len() == LONG_REASON));
+    }
+
+    #[test]
+    fn a_series_past_its_bound_keeps_points_evenly_spread_and_its_last() {
+        let np = 1000;
+        let max_points = MAX_SERIES_VALUES / np;
+        let mut ex = Explanation::default();
+        let n = 3 * max_points + 7;
+        for i in 0..n {
+            let v = vec![i as f64; np];
+            ex.work_done(i as f64, v.clone());
+            ex.ranking(
+                i as f64,
+                Ranking {
+                    name: "debt".into(),
+                    values: v,
+                },
+            );
+            if i + 1 == max_points {
+                // Up to the bound, every point.
+                assert_eq!(ex.work_done.len(), max_points);
+                assert_eq!(ex.rankings.len(), max_points);
+            }
+        }
+        let times = |ts: Vec<Time>| {
+            assert!(ts.len() * np <= MAX_SERIES_VALUES, "{} points", ts.len());
+            assert!(ts.len() > max_points / 4, "{} points", ts.len());
+            assert_eq!(ts[0], 0.0);
+            assert_eq!(*ts.last().unwrap(), (n - 1) as f64);
+            let stride = ts[1] - ts[0];
+            for (k, t) in ts[..ts.len() - 1].iter().enumerate() {
+                assert_eq!(*t, k as f64 * stride);
+            }
+        };
+        times(ex.work_done.iter().map(|(t, _)| *t).collect());
+        times(ex.rankings.iter().map(|(t, _)| *t).collect());
+        // A point at the time of the last replaces it.
+        let last = ex.work_done.len();
+        ex.work_done((n - 1) as f64, vec![-1.0; np]);
+        assert_eq!(ex.work_done.len(), last);
+        assert_eq!(ex.work_done.last().unwrap().1[0], -1.0);
     }
 
     #[test]

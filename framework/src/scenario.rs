@@ -436,14 +436,9 @@ impl Scenario {
                 ))
             }
         }
-        // A name goes to terminals, CSV files and SVG plots, where a control
-        // character would act (clear a screen) or break the file.
         fn printable_name(key: impl std::fmt::Display, v: &str) -> Result<(), (String, String)> {
-            match v.chars().find(|c| c.is_control()) {
-                Some(c) => Err((
-                    key.to_string(),
-                    format!("holds the control character {c:?}: a name must be printable"),
-                )),
+            match unprintable("name", v) {
+                Some(m) => Err((key.to_string(), m)),
                 None => Ok(()),
             }
         }
@@ -1039,7 +1034,17 @@ impl<F: Fn(&mut std::fmt::Formatter<'_>) -> std::fmt::Result> std::fmt::Display 
     }
 }
 
-/// 1-based line and column of a byte offset.
+/// Why `v`, a name or a label (`what`), cannot be printed, if it cannot: a
+/// control character would act on a terminal (clear a screen) or break a
+/// CSV file, a plot (XML forbids them) or a TOML comment. Scenarios, sweeps
+/// and search spaces give the same message.
+pub fn unprintable(what: &str, v: &str) -> Option<String> {
+    let c = v.chars().find(|c| c.is_control())?;
+    Some(format!(
+        "holds the control character {c:?}: a {what} must be printable"
+    ))
+}
+
 /// The message of a TOML reader's error on `text`, never empty: the reader
 /// gives none for a control character in a comment.
 pub fn toml_message(text: &str, e: &toml::de::Error) -> String {
@@ -1060,6 +1065,7 @@ pub fn toml_message(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
+/// 1-based line and column of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text[..offset];

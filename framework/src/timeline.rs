@@ -44,8 +44,10 @@ pub struct TimelineRpc {
     pub jobs: u32,
 }
 
-/// The most segments a timeline keeps (some 250 MB, more than a page can
-/// show): a longer run stops with an error that says to record a shorter one.
+/// The most segments a timeline keeps (160 MB; an HTML page shows at most
+/// 2,000,000 pieces of them on its lanes, cut at a time past that): a
+/// longer run stops with an error that says to record a shorter one. A
+/// stretch that ends as it starts is not kept, nor counted.
 pub const MAX_SEGMENTS: usize = 2_000_000;
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -61,12 +63,60 @@ pub struct Timeline {
     open: Vec<(u64, usize)>,
     late_jobs: Vec<u64>,
     reported_jobs: Vec<u64>,
+    /// The segments from this index on started at `tail_time`, the latest
+    /// start: those that end then too are dropped once time moves on.
+    #[serde(skip)]
+    tail: usize,
+    #[serde(skip)]
+    tail_time: Time,
 }
 
 impl Timeline {
+    /// Drops the stretches that started and ended at `tail_time` (a job
+    /// whose share changed twice in one step: on a big host with GPU jobs
+    /// that over-commit the CPUs, about half of them), keeping the others
+    /// in order, so that the bound counts stretches.
+    fn drop_empty_tail(&mut self) {
+        let from = self.tail;
+        if from >= self.segments.len() {
+            return;
+        }
+        let mut open = vec![false; self.segments.len() - from];
+        for &(_, s) in &self.open {
+            if s >= from {
+                open[s - from] = true;
+            }
+        }
+        // New index of each tail segment kept.
+        let mut to = vec![usize::MAX; open.len()];
+        let mut k = from;
+        for i in from..self.segments.len() {
+            let s = &self.segments[i];
+            if open[i - from] || s.end > s.start {
+                self.segments.swap(k, i);
+                to[i - from] = k;
+                k += 1;
+            }
+        }
+        if k == self.segments.len() {
+            return;
+        }
+        self.segments.truncate(k);
+        for (_, s) in &mut self.open {
+            if *s >= from {
+                *s = to[*s - from];
+            }
+        }
+    }
+
     pub(crate) fn ensure_segment(&mut self, j: &Job, now: Time) {
         if self.open.iter().any(|(id, _)| *id == j.id) {
             return;
+        }
+        if now > self.tail_time || self.segments.is_empty() {
+            self.drop_empty_tail();
+            self.tail = self.segments.len();
+            self.tail_time = now;
         }
         self.open.push((j.id, self.segments.len()));
         self.segments.push(TimelineSegment {

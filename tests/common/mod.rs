@@ -170,3 +170,33 @@ pub fn browser_or_skip() -> Option<PathBuf> {
         }
     }
 }
+
+/// A small search's command line, run in a directory holding `space.toml`:
+/// `a` against CS2 on `metric`, `budget` runs of two seeds and one day
+/// each, then `rest`.
+pub fn search_args<'a>(
+    a: &'a str,
+    metric: &'a str,
+    budget: &'a str,
+    rest: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "search",
+        "--policy",
+        a,
+        "--policy",
+        "CS2",
+        "--metric",
+        metric,
+        "--space",
+        "space.toml",
+        "--budget",
+        budget,
+        "--seeds",
+        "2",
+        "--days",
+        "1",
+    ];
+    args.extend_from_slice(rest);
+    args
+}

@@ -80,21 +80,19 @@ impl Space {
             message,
         };
         let raw: RawSpace = toml::from_str(text).map_err(|e| {
-            err(
-                "",
-                e.span(),
-                vcsim_framework::scenario::toml_message(text, &e),
-            )
+            let f = vcsim_sweep::TomlFault::of(text, &e);
+            SpaceError {
+                file: path.to_path_buf(),
+                key: f.key,
+                line: f.line,
+                message: f.message,
+            }
         })?;
         // The name goes into `worst.toml`'s comment (a line break there
         // would start live TOML lines) and onto terminals, as a scenario's
         // and a sweep's do.
-        if let Some(c) = raw.name.get_ref().chars().find(|c| c.is_control()) {
-            return Err(err(
-                "name",
-                Some(raw.name.span()),
-                format!("holds the control character {c:?}: a name must be printable"),
-            ));
+        if let Some(m) = vcsim_framework::scenario::unprintable("name", raw.name.get_ref()) {
+            return Err(err("name", Some(raw.name.span()), m));
         }
         let dir = path.parent().unwrap_or(Path::new("."));
         let scenario_path = dir.join(raw.scenario.get_ref());

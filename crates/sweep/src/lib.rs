@@ -373,6 +373,26 @@ pub struct Sweep {
     plan: Plan,
 }
 
+/// A TOML reader's error in a sweep or search space file: the key on its
+/// line when there is one, the line, and a message that is never empty.
+pub struct TomlFault {
+    pub key: Option<String>,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl TomlFault {
+    pub fn of(text: &str, e: &toml::de::Error) -> TomlFault {
+        TomlFault {
+            key: e.span().and_then(|sp| key_at(text, sp.start)),
+            line: e
+                .span()
+                .map(|sp| vcsim_framework::scenario::line_col(text, sp.start).0),
+            message: vcsim_framework::scenario::toml_message(text, e),
+        }
+    }
+}
+
 /// The key written on the line of byte `at` (`KEY = ...`), under the
 /// table header above it (`[set]` gives `set.KEY`), for errors of the TOML
 /// reader that name a line but not its key (a number too large for an
@@ -453,21 +473,17 @@ impl Sweep {
             message,
         };
         let raw: RawSweep = toml::from_str(text).map_err(|e| {
-            let key = e.span().and_then(|sp| key_at(text, sp.start));
-            err(
-                key.as_deref().unwrap_or(""),
-                e.span(),
-                vcsim_framework::scenario::toml_message(text, &e),
-            )
+            let f = TomlFault::of(text, &e);
+            SweepError {
+                file: path.to_path_buf(),
+                key: f.key,
+                line: f.line,
+                message: f.message,
+            }
         })?;
-        // The name goes into plot titles (XML, which forbids control
-        // characters) and onto terminals.
-        if let Some(c) = raw.name.get_ref().chars().find(|c| c.is_control()) {
-            return Err(err(
-                "name",
-                Some(raw.name.span()),
-                format!("holds the control character {c:?}: a name must be printable"),
-            ));
+        // The name goes into plot titles and onto terminals.
+        if let Some(m) = vcsim_framework::scenario::unprintable("name", raw.name.get_ref()) {
+            return Err(err("name", Some(raw.name.span()), m));
         }
         let dir = path.parent().unwrap_or(Path::new(""));
         let scenario_rel = raw.scenario.get_ref().clone();
@@ -631,15 +647,11 @@ impl Sweep {
                 let json =
                     knobs::toml_to_json(v.get_ref()).map_err(|m| err(&key, Some(v.span()), m))?;
                 // Labels go into CSV files, plots (XML) and terminals.
-                if let Some(c) = json
+                if let Some(m) = json
                     .as_str()
-                    .and_then(|t| t.chars().find(|c| c.is_control()))
+                    .and_then(|t| vcsim_framework::scenario::unprintable("value", t))
                 {
-                    return Err(err(
-                        &key,
-                        Some(v.span()),
-                        format!("holds the control character {c:?}: a value must be printable"),
-                    ));
+                    return Err(err(&key, Some(v.span()), m));
                 }
                 if !seen.insert(value_label(&json)) {
                     return Err(err(
