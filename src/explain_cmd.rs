@@ -435,7 +435,10 @@ pub fn diverge(a: &DivergeArgs) -> Result<(), Failure> {
             ],
             parting.as_ref().map(|p| p.at),
         );
-        output::write_output(path, "--timeline", page)?;
+        for n in &page.notes {
+            output::note(n);
+        }
+        output::write_output(path, "--timeline", page.html)?;
     }
     let step_s = sa.scn.step_seconds;
     let text = match a.format {

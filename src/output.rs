@@ -560,7 +560,11 @@ pub fn write_timeline(
         tl.to_csv()
             .map_err(|e| unwritable(path, "--timeline", &e))?
     } else {
-        crate::timeline_html::render(tl, r, ex)
+        let page = crate::timeline_html::render(tl, r, ex);
+        for n in &page.notes {
+            note(n);
+        }
+        page.html
     };
     write_output(path, "--timeline", text)
 }

@@ -814,17 +814,28 @@ fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64, x: &Extent) -> 
     }
 }
 
+/// A page, and the note for standard error if it was cut (its title says
+/// the same).
+pub struct Rendered {
+    pub html: String,
+    pub notes: Vec<String>,
+}
+
 /// The page for a run's timeline.
-pub fn render(tl: &Timeline, r: &RunReport, ex: Option<&Explanation>) -> String {
+pub fn render(tl: &Timeline, r: &RunReport, ex: Option<&Explanation>) -> Rendered {
     let mut out = Out {
         buf: Vec::new(),
         attr: false,
     };
-    if let Some(cut) = write_page(&mut out, tl, r, ex, None, None, MAX_PAGE_ITEMS) {
-        crate::output::note(&format!("note: the timeline page is {cut}"));
+    let cut = write_page(&mut out, tl, r, ex, None, None, MAX_PAGE_ITEMS);
+    Rendered {
+        // (Bytes of UTF-8 strings and ASCII only: still UTF-8.)
+        html: String::from_utf8(out.buf).unwrap_or_default(),
+        notes: cut
+            .map(|cut| format!("note: the timeline page is {cut}"))
+            .into_iter()
+            .collect(),
     }
-    // (Bytes of UTF-8 strings and ASCII only: still UTF-8.)
-    String::from_utf8(out.buf).unwrap_or_default()
 }
 
 /// Where a page is written: as it is, or escaped to be an HTML attribute's
@@ -972,7 +983,8 @@ impl std::io::Write for NoLessThan<'_> {
 pub fn render_pair(
     runs: [(&Timeline, &RunReport, &Explanation, &str); 2],
     mark: Option<f64>,
-) -> String {
+) -> Rendered {
+    let mut notes = Vec::new();
     let when = mark.map_or("the runs do not diverge".to_string(), |t| {
         format!(
             "first divergence at {} (t={t} s), marked in red in both",
@@ -1000,13 +1012,16 @@ pub fn render_pair(
         out.attr = true;
         let max = MAX_PAGE_ITEMS / 2;
         if let Some(cut) = write_page(&mut out, tl, r, Some(ex), mark, Some(&title), max) {
-            crate::output::note(&format!("note: run {name}'s timeline is {cut}"));
+            notes.push(format!("note: run {name}'s timeline is {cut}"));
         }
         out.attr = false;
         out.put(b"\"></iframe>\n");
     }
     out.put(after.as_bytes());
-    String::from_utf8(out.buf).unwrap_or_default()
+    Rendered {
+        html: String::from_utf8(out.buf).unwrap_or_default(),
+        notes,
+    }
 }
 
 const PAIR_TEMPLATE: &str = r##"<!doctype html>
@@ -1671,7 +1686,7 @@ mod tests {
     fn a_page_escaped_as_it_is_written_is_the_page_escaped() {
         let out = explained("scenarios/mix-5-slack-5.toml", 1.0);
         let (tl, ex) = (out.timeline.as_ref().unwrap(), out.explanation.as_ref());
-        let page = render(tl, &out.report, ex);
+        let page = render(tl, &out.report, ex).html;
         let mut attr = Out {
             buf: Vec::new(),
             attr: true,

@@ -320,6 +320,40 @@ fn a_reused_sweep_directory_is_cleared_of_vcsims_files_only() {
     );
 }
 
+// ---- long names ----
+
+#[test]
+fn names_longer_than_boinc_holds_are_refused_with_the_bound() {
+    // An explained run copies names into its records: 1,000 projects of
+    // 10 kB names made gigabytes of them.
+    let long = "x".repeat(255);
+    let dir = temp_dir("hostile-long-names");
+    let scn = short_scenario(&dir, "scenarios/outages.toml", |t| {
+        t.replacen("name = \"A\"", &format!("name = \"{long}\""), 1)
+    });
+    timed(vcsim(&["check", &s(&scn)])).fails_with(
+        2,
+        &[
+            "project.0.name",
+            "is 255 characters long: a name has at most 254",
+        ],
+    );
+    let set = format!("name={long}");
+    timed(vcsim(&["run", "scenarios/outages.toml", "--set", &set]))
+        .fails_with(2, &["key `name`", "at most 254"]);
+    // 254 is allowed.
+    let set = format!("name={}", "x".repeat(254));
+    timed(vcsim(&[
+        "run",
+        "scenarios/outages.toml",
+        "--set",
+        &set,
+        "--set",
+        "duration_days=1",
+    ]))
+    .succeeds();
+}
+
 // ---- names with control characters (item 6) ----
 
 #[test]

@@ -436,8 +436,8 @@ impl Scenario {
                 ))
             }
         }
-        fn printable_name(key: impl std::fmt::Display, v: &str) -> Result<(), (String, String)> {
-            match unprintable("name", v) {
+        fn named(key: impl std::fmt::Display, v: &str) -> Result<(), (String, String)> {
+            match name_fault("name", v) {
                 Some(m) => Err((key.to_string(), m)),
                 None => Ok(()),
             }
@@ -677,9 +677,9 @@ impl Scenario {
                 ),
             ));
         }
-        printable_name("name", &self.name)?;
+        named("name", &self.name)?;
         for (i, g) in self.host.gpus.iter().enumerate() {
-            printable_name(format!("host.gpu.{i}.kind"), &g.kind)?;
+            named(format!("host.gpu.{i}.kind"), &g.kind)?;
             if g.kind.trim().is_empty() || g.kind == "cpu" {
                 return Err((
                     format!("host.gpu.{i}.kind"),
@@ -797,7 +797,7 @@ impl Scenario {
             if p.name.trim().is_empty() {
                 return Err((k("name"), "must not be empty".into()));
             }
-            printable_name(lk("name"), &p.name)?;
+            named(lk("name"), &p.name)?;
             if first_repeat == Some(i) {
                 return Err((k("name"), format!("project `{}` is listed twice", p.name)));
             }
@@ -888,7 +888,7 @@ impl Scenario {
             for (j, a) in p.apps.iter().enumerate() {
                 let ka = |s: &str| k(&format!("app.{j}.{s}"));
                 let lka = |s: &'static str| LazyKey(move |f| write!(f, "project.{i}.app.{j}.{s}"));
-                printable_name(lka("name"), &a.name)?;
+                named(lka("name"), &a.name)?;
                 if p.apps[..j].iter().any(|o| o.name == a.name) {
                     return Err((ka("name"), format!("app `{}` is listed twice", a.name)));
                 }
@@ -1034,15 +1034,24 @@ impl<F: Fn(&mut std::fmt::Formatter<'_>) -> std::fmt::Result> std::fmt::Display 
     }
 }
 
-/// Why `v`, a name or a label (`what`), cannot be printed, if it cannot: a
-/// control character would act on a terminal (clear a screen) or break a
-/// CSV file, a plot (XML forbids them) or a TOML comment. Scenarios, sweeps
-/// and search spaces give the same message.
-pub fn unprintable(what: &str, v: &str) -> Option<String> {
-    let c = v.chars().find(|c| c.is_control())?;
-    Some(format!(
-        "holds the control character {c:?}: a {what} must be printable"
-    ))
+/// Why `v`, a name or a label (`what`), cannot serve as one, if it
+/// cannot: a control character would act on a terminal (clear a screen) or
+/// break a CSV file, a plot (XML forbids them) or a TOML comment; a long
+/// name is copied into every decision an explained run records. Scenarios,
+/// sweeps and search spaces give the same message.
+pub fn name_fault(what: &str, v: &str) -> Option<String> {
+    if let Some(c) = v.chars().find(|c| c.is_control()) {
+        return Some(format!(
+            "holds the control character {c:?}: a {what} must be printable"
+        ));
+    }
+    let n = v.chars().count();
+    (n > bounds::MAX_NAME_CHARS).then(|| {
+        format!(
+            "is {n} characters long: a {what} has at most {}",
+            bounds::MAX_NAME_CHARS
+        )
+    })
 }
 
 /// The message of a TOML reader's error on `text`, never empty: the reader
@@ -1167,6 +1176,11 @@ pub mod bounds {
     pub const MAX_JOB_FLOPS: f64 = 1e30;
     /// A project's resource share.
     pub const MAX_SHARE: f64 = 1e12;
+    /// Characters of a name (of a scenario, project, app, GPU kind, sweep
+    /// or search space) or a sweep's label, as BOINC's database holds an
+    /// app's: an explained run copies names into its records, and 1,000
+    /// projects of 10 kB names made gigabytes of them.
+    pub const MAX_NAME_CHARS: usize = 254;
 }
 
 #[cfg(test)]

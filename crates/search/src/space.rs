@@ -91,7 +91,7 @@ impl Space {
         // The name goes into `worst.toml`'s comment (a line break there
         // would start live TOML lines) and onto terminals, as a scenario's
         // and a sweep's do.
-        if let Some(m) = vcsim_framework::scenario::unprintable("name", raw.name.get_ref()) {
+        if let Some(m) = vcsim_framework::scenario::name_fault("name", raw.name.get_ref()) {
             return Err(err("name", Some(raw.name.span()), m));
         }
         let dir = path.parent().unwrap_or(Path::new("."));

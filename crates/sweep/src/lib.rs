@@ -482,7 +482,7 @@ impl Sweep {
             }
         })?;
         // The name goes into plot titles and onto terminals.
-        if let Some(m) = vcsim_framework::scenario::unprintable("name", raw.name.get_ref()) {
+        if let Some(m) = vcsim_framework::scenario::name_fault("name", raw.name.get_ref()) {
             return Err(err("name", Some(raw.name.span()), m));
         }
         let dir = path.parent().unwrap_or(Path::new(""));
@@ -649,7 +649,7 @@ impl Sweep {
                 // Labels go into CSV files, plots (XML) and terminals.
                 if let Some(m) = json
                     .as_str()
-                    .and_then(|t| vcsim_framework::scenario::unprintable("value", t))
+                    .and_then(|t| vcsim_framework::scenario::name_fault("value", t))
                 {
                     return Err(err(&key, Some(v.span()), m));
                 }
