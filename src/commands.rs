@@ -70,6 +70,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                     .filter_map(|(f, p)| p.as_deref().map(|p| (f, p)))
                     .collect();
             output::check_distinct(&outputs, &[("the scenario", scenario.as_path())])?;
+            crate::import_cmd::seed_given_once(seed.is_some(), &flagged("--set", &set))?;
             let scn = crate::import_cmd::load_scenario_with(&scenario, &set)?;
             let policy =
                 policy.unwrap_or_else(|| crate::extensions::default_spec(&scn).to_string());
@@ -88,6 +89,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 explain: timeline.as_ref().is_some_and(|p| output::is_html(p)),
                 snapshot_at: None,
                 stop_after: None,
+                keep_from: None,
                 bounds: Default::default(),
             };
             let out = run_spec(&scn, &reg, &specs[0], opts).map_err(Failure::running)?;
@@ -140,6 +142,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 Format::Json => output::compare_json(c),
                 Format::Csv => output::compare_csv(c),
             };
+            crate::import_cmd::seed_given_once(seed.is_some(), &flagged("--set", &set))?;
             let once = || -> Result<compare::Comparison, Failure> {
                 let scn = crate::import_cmd::load_scenario_with(&scenario, &set)?;
                 let specs = crate::extensions::parse_specs(&policy)?;
@@ -413,4 +416,9 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             file.display()
         ))),
     }
+}
+
+/// `--set` arguments, each with its flag.
+fn flagged<'a>(flag: &'a str, set: &'a [String]) -> Vec<(&'a str, &'a str)> {
+    set.iter().map(|a| (flag, a.as_str())).collect()
 }

@@ -2,7 +2,7 @@
 //! and `vcsim diverge` (where two runs part, and the first consequences).
 
 use crate::extensions::{parse_specs, registry_for};
-use crate::import_cmd::{load_scenario_flagged, load_scenario_with};
+use crate::import_cmd::{load_scenario_flagged, load_scenario_with, seed_given_once};
 use crate::output;
 use crate::Failure;
 use std::fmt::Write as _;
@@ -131,6 +131,8 @@ pub struct ExplainArgs<'a> {
 }
 
 pub fn explain(a: &ExplainArgs) -> Result<(), Failure> {
+    let set: Vec<(&str, &str)> = a.set.iter().map(|x| ("--set", x.as_str())).collect();
+    seed_given_once(a.seed.is_some(), &set)?;
     let scn = load_scenario_with(a.scenario, a.set)?;
     let policy = a
         .policy
@@ -150,16 +152,16 @@ pub fn explain(a: &ExplainArgs) -> Result<(), Failure> {
             clock(end)
         )));
     }
-    // Nothing after `--to` is shown, so the run ends there.
-    let out = explained_run(
-        &scn,
-        &reg,
-        &specs[0],
-        a.seed,
-        false,
-        a.to,
-        Default::default(),
-    )?;
+    // Nothing after `--to` is shown, so the run ends there; nothing
+    // before `--from` is, so it is not kept.
+    let opts = SimOptions {
+        seed: a.seed,
+        explain: true,
+        stop_after: a.to,
+        keep_from: a.from,
+        ..SimOptions::default()
+    };
+    let out = run_spec(&scn, &reg, &specs[0], opts).map_err(Failure::running)?;
     let ex = out.explanation.expect("an explained run");
     // Written as it is made, not gathered first: four days of 1,000
     // projects were 600 MB of JSON lines.
@@ -240,6 +242,7 @@ fn sides(a: &DivergeArgs) -> Result<(Side, Side, Registry), Failure> {
     let both_set: Vec<(&str, &str)> = (a.set.iter().map(|x| ("--set", x.as_str())))
         .chain(a.set_b.iter().map(|x| ("--set-b", x.as_str())))
         .collect();
+    seed_given_once(!a.seeds.is_empty(), &both_set)?;
     let scn_b = load_scenario_flagged(a.scenario, &both_set)?;
     // The runs are compared step by step, on one clock: B's may not differ.
     for (key, va, vb) in [

@@ -73,6 +73,25 @@ pub fn load_scenario_with(path: &Path, set: &[String]) -> Result<Scenario, Failu
     load_scenario_flagged(path, &flagged)
 }
 
+/// Refuses a `--set seed=N` (or `--set-b`) given with `--seed`, which
+/// gives the runs' seeds whatever the scenario says: the change would be
+/// silently overridden, as a setting that later ones overwrite in full.
+pub fn seed_given_once(seed_flag: bool, set: &[(&str, &str)]) -> Result<(), Failure> {
+    if !seed_flag {
+        return Ok(());
+    }
+    match set
+        .iter()
+        .find(|(_, a)| a.split_once('=').is_some_and(|(k, _)| k.trim() == "seed"))
+    {
+        Some((flag, a)) => Err(Failure::input(format!(
+            "{flag} {}: --seed gives the runs' seeds and overrides the scenario's; give the seed once, with --seed or with {flag} seed=N",
+            crate::output::name(a)
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// [`load_scenario_with`], each change with the flag that gave it (`--set`,
 /// `diverge`'s `--set-b`), which its error names.
 pub fn load_scenario_flagged(path: &Path, set: &[(&str, &str)]) -> Result<Scenario, Failure> {

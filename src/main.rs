@@ -275,15 +275,45 @@ fn quiet_on_output_errors() {
     }));
 }
 
+/// A command line's error, its control characters escaped as in every
+/// other message. clap's own text drops escape sequences and bells from a
+/// value it quotes (`1\x07h` read `1h`, a valid time), so a value that
+/// failed its check is quoted here, escaped.
+fn parse_error(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let (value, arg) = (
+        e.get(ContextKind::InvalidValue),
+        e.get(ContextKind::InvalidArg),
+    );
+    match (e.kind(), value, arg) {
+        (
+            ErrorKind::ValueValidation,
+            Some(ContextValue::String(v)),
+            Some(ContextValue::String(a)),
+        ) => {
+            let why = std::error::Error::source(e).map_or(String::new(), |s| format!(": {s}"));
+            format!(
+                "error: invalid value '{}' for '{a}'{}\n\nFor more information, try '--help'.\n",
+                output::name(v),
+                output::printable(&why)
+            )
+        }
+        _ => output::printable(&e.render().to_string()),
+    }
+}
+
 fn main() -> ExitCode {
     vcsim_builtin::link();
     quiet_on_output_errors();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.use_stderr() => {
+            eprint!("{}", parse_error(&e));
+            return ExitCode::from(2);
+        }
         Err(e) => {
-            let status = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
-            return ExitCode::from(status);
+            return ExitCode::from(0);
         }
     };
     // On a thread with a run's stack (see `STACK_BYTES`); where the system

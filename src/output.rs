@@ -102,14 +102,14 @@ fn invisible(c: char) -> bool {
 /// The file formats of `--timeline`, by extension.
 pub const TIMELINE_EXTENSIONS: [&str; 3] = ["html", "htm", "csv"];
 
-/// Refuses, before any run, a `--timeline` file whose extension does not
-/// say HTML or CSV: the error names the extension.
 /// A timeline path that names an HTML page (`.html`, `.htm`).
 pub fn is_html(path: &std::path::Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"))
 }
 
+/// Refuses, before any run, a `--timeline` file whose extension does not
+/// say HTML or CSV: the error names the extension.
 pub fn check_timeline_path(path: &std::path::Path) -> Result<(), crate::Failure> {
     let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase());
     match ext {

@@ -583,6 +583,75 @@ fn diverge_keeps_one_clock_for_both_runs() {
 }
 
 #[test]
+fn a_seed_set_with_seed_is_refused_it_would_be_overridden() {
+    // `--seed` gives the runs' seeds: `--set seed=5` beside it changed
+    // nothing, and diverge's header named both.
+    let m = "scenarios/mix-5-slack-5.toml";
+    for (cmd, extra) in [
+        ("run", vec!["--set", "seed=5"]),
+        ("compare", vec!["--policy", "CS2", "--set", "seed=5"]),
+        ("explain", vec!["--set", "seed=5"]),
+        ("diverge", vec!["--policy", "CS2", "--set-b", "seed=5"]),
+    ] {
+        let mut args = vec![cmd, m, "--seed", "3", "--set", "duration_days=1"];
+        args.extend(extra);
+        let flag = if cmd == "diverge" { "--set-b" } else { "--set" };
+        timed(vcsim(&args)).fails_with(
+            2,
+            &[
+                &format!("{flag} seed=5: --seed gives the runs' seeds"),
+                "give the seed once",
+            ],
+        );
+    }
+    // Without --seed, a set seed is the scenario's, and used.
+    let a = timed(vcsim(&[
+        "run",
+        m,
+        "--set",
+        "seed=5",
+        "--set",
+        "duration_days=1",
+        "--format",
+        "json",
+    ]))
+    .succeeds();
+    let b = timed(vcsim(&[
+        "run",
+        m,
+        "--seed",
+        "5",
+        "--set",
+        "duration_days=1",
+        "--format",
+        "json",
+    ]))
+    .succeeds();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_flag_value_clap_refuses_is_quoted_with_its_control_characters_escaped() {
+    // clap's text dropped the bell and the escape sequence: the error
+    // quoted `1h`, a valid time; a carriage return went raw.
+    let r = timed(vcsim(&[
+        "explain",
+        "scenarios/paper-base.toml",
+        "--from",
+        "1\u{7}h\u{1b}[31m\r",
+    ]));
+    r.fails_with(
+        2,
+        &["invalid value '1\\u{7}h\\u{1b}[31m\\r' for '--from <FROM>'"],
+    );
+    assert!(
+        !r.stderr().contains(['\u{7}', '\u{1b}', '\r']),
+        "{:?}",
+        r.stderr()
+    );
+}
+
+#[test]
 fn diverge_names_the_run_that_failed() {
     let dir = temp_dir("diverge-b-fails");
     let bad = dir.join("bad.rhai");
@@ -914,6 +983,71 @@ fn a_timeline_written_to_a_fifo_reaches_its_reader() {
         page.contains("<html"),
         "the reader got {} bytes",
         page.len()
+    );
+}
+
+// ---- BOINC input through a pipe or a FIFO ----
+
+/// `vcsim import ARGS` with `input` written to its standard input through a
+/// pipe; its output, killed past the hostile bound.
+fn import_piped(args: &[&str], input: Vec<u8>) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .arg("import")
+        .args(args)
+        .current_dir(common::root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::spawn(move || stdin.write_all(&input));
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > common::HOSTILE_BOUND * 3 {
+            child.kill().unwrap();
+            panic!("vcsim import {args:?} waited for ever");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_boinc_file_read_through_a_pipe_or_fifo_is_read_once() {
+    // The input's kind was told by reading it, then it was read again: a
+    // pipe had nothing left ("no root element"), a FIFO waited for ever.
+    let state =
+        std::fs::read(common::root().join("tests/fixtures/boinc/today/client_state.xml")).unwrap();
+    let out = import_piped(&["/dev/stdin"], state.clone());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("[[project]]"));
+    // A FIFO beside a client_state.xml is read, not skipped: the override's
+    // preferences were dropped without a word.
+    let dir = temp_dir("hostile-import-fifo");
+    let host = common::root().join("tests/fixtures/boinc/host");
+    for f in ["client_state.xml", "global_prefs.xml"] {
+        std::fs::copy(host.join(f), dir.join(f)).unwrap();
+    }
+    let fifo = dir.join("global_prefs_override.xml");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("no mkfifo on this machine: the FIFO case skipped");
+        return;
+    }
+    let text = std::fs::read(host.join("global_prefs_override.xml")).unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, text))
+    };
+    let r = timed(vcsim(&["import", &s(&dir)]));
+    let toml = r.succeeds();
+    writer.join().unwrap().unwrap();
+    assert!(
+        toml.contains("global_prefs_override.xml line"),
+        "the override was not read: {toml}"
     );
 }
 

@@ -34,6 +34,38 @@ fn values(n: usize, from: f64, step: f64) -> String {
     format!("[{}]", v.join(", "))
 }
 
+// ---- Seeds are the sweep's ----
+
+#[test]
+fn a_seed_in_set_or_as_an_axis_is_refused_the_sweep_gives_the_seeds() {
+    // Every run took its seed from the sweep's `seed` and `replications`:
+    // four cells over `seed` ran on one seed and gave one result.
+    for (name, rest, key) in [
+        (
+            "hostile-sweep-seed-axis",
+            "[[axis]]\nparam = \"seed\"\nvalues = [1, 2, 3]\n",
+            "axis.0.param",
+        ),
+        ("hostile-sweep-seed-set", "seed = 5\n", "set.seed"),
+    ] {
+        let dir = sweep_dir(name, rest);
+        for args in [
+            vec!["check", "sweep.toml"],
+            vec!["sweep", "sweep.toml", "--out", "out"],
+        ] {
+            timed(vcsim(&args).cwd(&dir)).fails_with(
+                2,
+                &[
+                    &format!("key `{key}`"),
+                    "a sweep gives every run its seed",
+                    "`replications`",
+                ],
+            );
+        }
+        assert!(!dir.join("out").exists(), "nothing was written");
+    }
+}
+
 // ---- The size of a sweep (findings 1 and 2) ----
 
 #[test]

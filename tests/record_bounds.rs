@@ -139,6 +139,41 @@ fn a_run_stopped_after_a_time_has_the_full_runs_records_up_to_it() {
 }
 
 #[test]
+fn a_run_kept_from_a_time_has_the_full_runs_records_from_it_within_the_bound() {
+    let explained = |keep_from, bounds| {
+        run(SimOptions {
+            explain: true,
+            keep_from,
+            bounds,
+            ..SimOptions::default()
+        })
+        .map(|o| o.explanation.unwrap().records)
+    };
+    let full = explained(None, RecordBounds::default()).unwrap();
+    for at in [0.0, 3600.0, 2.5 * 86400.0, 7.0 * 86400.0] {
+        let from: Vec<_> = full.iter().filter(|r| r.time >= at).cloned().collect();
+        // The bound counts the records kept: those before `at` are not.
+        let bounds = RecordBounds {
+            records: from.len() + 1,
+            ..RecordBounds::default()
+        };
+        assert_eq!(
+            explained(Some(at), bounds).unwrap(),
+            from,
+            "kept from t={at}"
+        );
+    }
+    // The whole run does not fit that bound from the start.
+    let late = full.iter().filter(|r| r.time >= 7.0 * 86400.0).count();
+    let tight = RecordBounds {
+        records: late + 1,
+        ..RecordBounds::default()
+    };
+    assert!(late + 1 < full.len());
+    assert!(explained(None, tight).is_err());
+}
+
+#[test]
 fn explain_to_an_hour_of_a_long_big_run_ends_at_once() {
     // 100 days of 256 CPUs: the whole explained run took 14 s and stopped
     // at its bound of records; the first hour is all `--to 1h` shows.

@@ -68,15 +68,19 @@ pub fn import_path(path: &Path) -> Result<Imported, ImportError> {
 
 /// [`import_path`] with [`Options`].
 pub fn import_path_with(path: &Path, options: &Options) -> Result<Imported, ImportError> {
-    let (main, format, prefix) = locate(path)?;
-    let dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut read_warnings = Vec::new();
-    let main_text = read(&main, &mut read_warnings)?;
+    let (main, format, prefix, sniffed) = locate(path, &mut read_warnings)?;
+    let dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
+    // Read once: a pipe or FIFO (`/dev/stdin`) has nothing left to read again.
+    let main_text = match sniffed {
+        Some(text) => text,
+        None => read(&main, &mut read_warnings)?,
+    };
     let beside = |name: &str,
                   w: &mut Vec<String>|
      -> Result<Option<input::FileText<'static>>, ImportError> {
         let p = dir.join(format!("{prefix}{name}"));
-        if p.is_file() {
+        if readable(&p) {
             Ok(Some((p.clone(), Cow::Owned(read(&p, w)?))))
         } else {
             Ok(None)
@@ -193,7 +197,7 @@ fn app_configs(
                 e.path().join("app_config.xml"),
             )
         })
-        .filter(|(_, p)| p.is_file())
+        .filter(|(_, p)| readable(p))
         .collect();
     found.sort();
     found
@@ -333,7 +337,10 @@ fn declared_encoding(b: &[u8]) -> Option<String> {
 }
 
 /// The main file of a set, its format, and the prefix shared by the set.
-fn locate(path: &Path) -> Result<(PathBuf, Format, String), ImportError> {
+fn locate(
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<(PathBuf, Format, String, Option<String>), ImportError> {
     let err = |m: String| ImportError {
         file: path.to_path_buf(),
         line: None,
@@ -358,7 +365,7 @@ fn locate(path: &Path) -> Result<(PathBuf, Format, String), ImportError> {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if let Some((f, prefix)) = classify(&name) {
-                if e.path().is_file() {
+                if readable(&e.path()) {
                     found.push((e.path(), f, prefix));
                 }
             }
@@ -368,7 +375,10 @@ fn locate(path: &Path) -> Result<(PathBuf, Format, String), ImportError> {
             0 => Err(err(
                 "no client_state.xml or sim_projects.xml (with or without a prefix) in this directory".into(),
             )),
-            1 => Ok(found.remove(0)),
+            1 => {
+                let (p, f, prefix) = found.remove(0);
+                Ok((p, f, prefix, None))
+            }
             _ => {
                 let names: Vec<String> = found
                     .iter()
@@ -386,15 +396,14 @@ fn locate(path: &Path) -> Result<(PathBuf, Format, String), ImportError> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     if let Some((f, prefix)) = classify(&name) {
-        return Ok((path.to_path_buf(), f, prefix));
+        return Ok((path.to_path_buf(), f, prefix, None));
     }
-    // Another name: tell by the root element.
-    let mut w = Vec::new();
-    let text = read(path, &mut w)?;
+    // Another name: tell by the root element, and keep the text read.
+    let text = read(path, warnings)?;
     let root = first_element(&text);
-    match root.as_deref() {
-        Some("client_state") => Ok((path.to_path_buf(), Format::ClientState, String::new())),
-        Some("projects") => Ok((path.to_path_buf(), Format::Sim2007, String::new())),
+    let format = match root.as_deref() {
+        Some("client_state") => Ok(Format::ClientState),
+        Some("projects") => Ok(Format::Sim2007),
         Some("global_preferences") | Some("host") | Some("cc_config") => Err(err(format!(
             "this is a <{}> file; import the client_state.xml or sim_projects.xml it goes with (or their directory)",
             root.unwrap_or_default()
@@ -403,7 +412,15 @@ fn locate(path: &Path) -> Result<(PathBuf, Format, String), ImportError> {
             "not a BOINC input this version reads: root element <{other}> (expected <client_state> or <projects>)"
         ))),
         None => Err(err("no XML element in the file".into())),
-    }
+    }?;
+    Ok((path.to_path_buf(), format, String::new(), Some(text)))
+}
+
+/// Whether a file beside the input is there to read: a regular file, or a
+/// FIFO or device (read as named, like the input itself; skipping one left
+/// a `global_prefs_override.xml` fed through a FIFO out without a word).
+fn readable(p: &Path) -> bool {
+    p.exists() && !p.is_dir()
 }
 
 /// The name of the first element, without parsing the whole file.

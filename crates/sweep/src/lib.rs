@@ -373,6 +373,16 @@ pub struct Sweep {
     plan: Plan,
 }
 
+/// Why the sweep itself sets `param` in every run, so that setting it in
+/// `[set]` or an axis would change nothing: each run's seed is one of the
+/// sweep's (`seed`, `seed + 1`... for `replications`, the same in every
+/// cell, so that cells are compared on the same seeds).
+fn set_by_the_sweep(param: &Param) -> Option<String> {
+    (param.name() == "seed").then(|| {
+        "a sweep gives every run its seed: `seed`, `seed + 1`... (the sweep file's top-level `seed`, default the scenario's, for its `replications`), the same in every cell: a seed here would change nothing; set the top-level `seed` or more `replications` instead".to_string()
+    })
+}
+
 /// A TOML reader's error in a sweep or search space file: the key on its
 /// line when there is one, the line, and a message that is never empty.
 pub struct TomlFault {
@@ -599,6 +609,9 @@ impl Sweep {
         for (k, v) in &raw.set {
             let key = format!("set.{k}");
             let param = Param::parse(k).map_err(|m| err(&key, Some(v.span()), m))?;
+            if let Some(m) = set_by_the_sweep(&param) {
+                return Err(err(&key, Some(v.span()), m));
+            }
             let json =
                 knobs::toml_to_json(v.get_ref()).map_err(|m| err(&key, Some(v.span()), m))?;
             set_json.insert(k.clone(), json.clone());
@@ -622,6 +635,9 @@ impl Sweep {
             let key = format!("axis.{i}.param");
             let param =
                 Param::parse(a.param.get_ref()).map_err(|m| err(&key, Some(a.param.span()), m))?;
+            if let Some(m) = set_by_the_sweep(&param) {
+                return Err(err(&key, Some(a.param.span()), m));
+            }
             if raw.set.contains_key(a.param.get_ref())
                 || axes.iter().any(|x: &Axis| &x.param == a.param.get_ref())
             {

@@ -68,6 +68,9 @@ impl Simulation {
                 self.snapshot(time);
             }
         }
+        if self.opts.keep_from.is_some_and(|from| time < from) {
+            return;
+        }
         if let Some(ex) = &mut self.explanation {
             ex.push(Record {
                 time,

@@ -78,6 +78,12 @@ pub struct SimOptions {
     /// length (`vcsim explain --to`): what happened up to it is the full
     /// run's, since nothing before depends on what comes after.
     pub stop_after: Option<Time>,
+    /// In an explained run, keep only the records made at this time or
+    /// later (`vcsim explain --from`): earlier ones are made as in the full
+    /// run but not kept, so that the record bound counts what is shown and
+    /// a window late in a long run can be explained. (Not with
+    /// `snapshot_at`, whose index counts every record.)
+    pub keep_from: Option<Time>,
     /// How much an explained run, a timeline and a trace may record.
     pub bounds: RecordBounds,
 }
@@ -398,7 +404,7 @@ impl Simulation {
     fn records_within_bounds(&self) -> Result<(), SimError> {
         let over = |what: &str, max: usize| {
             self.broken(format!(
-                "{what} keeps at most {max} records, and this run reached them: record a shorter run (`--set duration_days=N`) or a smaller host"
+                "{what} keeps at most {max} records, and this run reached them: record a shorter run (`--set duration_days=N`; `explain` keeps only its window, `--from` to `--to`) or a smaller host"
             ))
         };
         let b = self.opts.bounds;
