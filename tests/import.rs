@@ -1340,3 +1340,35 @@ fn a_control_character_in_a_name_names_its_key_and_line() {
     assert!(m.contains(&format!("line {line}")), "{m}");
     assert!(m.contains("names must be printable"), "{m}");
 }
+
+/// BOINC names each result once: a repeated name (a damaged or edited
+/// file) is imported as jobs of their own, said once in a warning (50,000
+/// of them were imported without a word).
+#[test]
+fn results_that_repeat_a_name_are_imported_with_one_warning() {
+    let dir = fixture_with(
+        "host",
+        "repeated-result",
+        &[(
+            "client_state.xml",
+            "<name>wu_a2_0</name>",
+            "<name>wu_a1_0</name>",
+        )],
+    );
+    let imp = import_path(&dir).unwrap();
+    let jobs: usize = imp.scenario.projects.iter().map(|p| p.jobs.len()).sum();
+    let before = import_path(&fixture("host")).unwrap();
+    let jobs_before: usize = before.scenario.projects.iter().map(|p| p.jobs.len()).sum();
+    assert_eq!(jobs, jobs_before);
+    let w = imp.warnings.join("\n");
+    let said: Vec<&str> = w
+        .lines()
+        .filter(|l| l.contains("the name of an earlier one"))
+        .collect();
+    assert_eq!(said.len(), 1, "{w}");
+    assert!(
+        said[0].contains("a <result> repeats the name of an earlier one `wu_a1_0` at line"),
+        "{w}"
+    );
+    assert!(!before.warnings.join("\n").contains("an earlier one"));
+}

@@ -321,6 +321,27 @@ impl<'s, 'a> Build<'s, 'a> {
             by_app.entry(va.boinc_app.as_str()).or_default().push(va);
         }
         self.finished += g.done_without_workunit;
+        // BOINC names each result once: a repeated name is a damaged or
+        // edited file, said once with the first repeat.
+        let mut names: HashSet<&str> = HashSet::new();
+        let repeats: Vec<&ResultEl> = g
+            .results
+            .iter()
+            .filter(|r| !names.insert(&r.name))
+            .collect();
+        if let Some(first) = repeats.first() {
+            let what = match repeats.len() {
+                1 => "a <result> repeats the name of an earlier one".to_string(),
+                n => format!("{n} <result>s repeat the names of earlier ones (the first:"),
+            };
+            self.warnings.push(format!(
+                "{}: project `{name}`: {what} `{}` at line {}{}: each is imported as a job of its own",
+                src.name(),
+                &*first.name,
+                first.line,
+                if repeats.len() > 1 { ")" } else { "" }
+            ));
+        }
         for r in &g.results {
             if let Some(s) = self.job(r, &wus, &by_app, &sizes, &url, lat.seconds)? {
                 self.write(out, &s)?;
