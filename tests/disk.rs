@@ -265,3 +265,41 @@ fn a_disk_manager_that_suspends_within_the_limit_is_not_said_to_be_over_it() {
     );
     assert!(!err.contains("more than the"), "{err}");
 }
+
+/// BOINC deletes a file that no job references and that is not sticky
+/// (its garbage collection). A disk manager that deletes queued jobs but
+/// not their files left those files on the host for ever: a day of this
+/// one piled 6,912 GB on a 100 GB disk and took 13 s; each file is now
+/// deleted with its job.
+#[test]
+fn the_files_of_jobs_a_disk_manager_deletes_go_with_them_unless_sticky() {
+    let scn = scenario_file(
+        "orphans",
+        "name = \"orphans\"\nduration_days = 0.25\n[host]\nncpus = 2\ncpu_flops = 1e9\ndisk_gb = 100\n\
+         [client]\ndisk_max_used_gb = 2\n[[project]]\nname = \"A\"\nresource_share = 100\n\
+         latency_bound_days = 5\n[[project.app]]\nname = \"main\"\ncpus = 1\n\
+         flops_estimate = 2.6e13\nflops_mean = 2.6e13\ninput_mb = 50\n",
+    );
+    let script = scn.with_file_name("delete_queued.rhai");
+    std::fs::write(
+        &script,
+        "fn free_space(v, p) { 1e9 }\nfn enforces() { true }\n\
+         fn poll(v) { let ids = []; for j in v.jobs { if j.deletable { ids.push(j); } } #{ delete_jobs: ids, delete_files: [] } }\n",
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    let policy = format!("disk={}", script.display());
+    let (out, _) = ok(&[
+        "run",
+        scn.to_str().unwrap(),
+        "--policy",
+        &policy,
+        "--format",
+        "json",
+    ]);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let disk = &j["disk"];
+    assert!(disk["peak_used_gb"].as_f64().unwrap() <= 2.0, "{disk}");
+    assert!(disk["bytes_deleted"].as_f64().unwrap() > 0.0, "{disk}");
+    assert!(t.elapsed() < common::HOSTILE_BOUND, "{:?}", t.elapsed());
+}

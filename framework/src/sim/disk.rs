@@ -153,6 +153,7 @@ impl Simulation {
 
     /// Applies a disk manager's deletions after checking them.
     fn apply_disk_plan(&mut self, plan: &DiskPlan) -> Result<(), SimError> {
+        let mut deleted_jobs: Vec<u64> = Vec::new();
         for &id in &plan.delete_jobs {
             let Ok(i) = self.st.jobs.binary_search_by_key(&id, |j| j.id) else {
                 return Err(self.invalid(Family::Disk, format!("job {id} is not on the host")));
@@ -171,16 +172,29 @@ impl Simulation {
             }
             self.acc.jobs_discarded += 1;
             self.reschedule = true;
-            for f in self.st.disk.files.iter_mut() {
-                if f.job == Some(id) {
-                    f.job = None;
-                }
-            }
+            deleted_jobs.push(id);
             let msg = format!(
                 "deleted queued job {id} of project `{}` to free space",
                 self.st.projects[j.project].name
             );
             self.log.push(self.st.now, "disk", &msg);
+        }
+        // The deleted jobs' files are no longer referenced (one pass over
+        // the files, however many jobs: a plan may delete hundreds).
+        deleted_jobs.sort_unstable();
+        // Their files that are not sticky (in id order, as the files are).
+        let mut orphans: Vec<u64> = Vec::new();
+        if !deleted_jobs.is_empty() {
+            for f in self.st.disk.files.iter_mut() {
+                if f.job
+                    .is_some_and(|j| deleted_jobs.binary_search(&j).is_ok())
+                {
+                    f.job = None;
+                    if !f.sticky {
+                        orphans.push(f.id);
+                    }
+                }
+            }
         }
         for &id in &plan.delete_files {
             let Ok(i) = self.st.disk.files.binary_search_by_key(&id, |f| f.id) else {
@@ -203,7 +217,33 @@ impl Simulation {
             self.disk.bytes_deleted += f.bytes;
             self.disk.dirty = true;
         }
+        self.collect_orphans(&orphans);
         Ok(())
+    }
+
+    /// BOINC's garbage collection: a file no job references and that is not
+    /// sticky is deleted. After a report `release_files` does it; here it is
+    /// for the files of jobs the disk manager deleted and left (a plan may
+    /// delete them itself first). Without it, a manager that deleted jobs
+    /// but not their files piled files up without bound.
+    fn collect_orphans(&mut self, orphans: &[u64]) {
+        if orphans.is_empty() {
+            return;
+        }
+        let mut freed = 0.0;
+        let mut deleted = false;
+        self.st.disk.files.retain(|f| {
+            let orphan = orphans.binary_search(&f.id).is_ok();
+            if orphan {
+                freed += f.bytes;
+                deleted = true;
+            }
+            !orphan
+        });
+        if deleted {
+            self.disk.bytes_deleted += freed;
+            self.disk.dirty = true;
+        }
     }
 
     /// `data_manager_poll` after files changed; returns whether computation
