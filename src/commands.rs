@@ -70,7 +70,10 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                     .filter_map(|(f, p)| p.as_deref().map(|p| (f, p)))
                     .collect();
             output::check_distinct(&outputs, &[("the scenario", scenario.as_path())])?;
-            crate::import_cmd::seed_given_once(seed.is_some(), &flagged("--set", &set))?;
+            crate::import_cmd::seed_given_once(
+                seed.is_some(),
+                &crate::import_cmd::flagged("--set", &set),
+            )?;
             let scn = crate::import_cmd::load_scenario_with(&scenario, &set)?;
             let policy =
                 policy.unwrap_or_else(|| crate::extensions::default_spec(&scn).to_string());
@@ -142,7 +145,10 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 Format::Json => output::compare_json(c),
                 Format::Csv => output::compare_csv(c),
             };
-            crate::import_cmd::seed_given_once(seed.is_some(), &flagged("--set", &set))?;
+            crate::import_cmd::seed_given_once(
+                seed.is_some(),
+                &crate::import_cmd::flagged("--set", &set),
+            )?;
             let once = || -> Result<compare::Comparison, Failure> {
                 let scn = crate::import_cmd::load_scenario_with(&scenario, &set)?;
                 let specs = crate::extensions::parse_specs(&policy)?;
@@ -416,9 +422,4 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             file.display()
         ))),
     }
-}
-
-/// `--set` arguments, each with its flag.
-fn flagged<'a>(flag: &'a str, set: &'a [String]) -> Vec<(&'a str, &'a str)> {
-    set.iter().map(|a| (flag, a.as_str())).collect()
 }

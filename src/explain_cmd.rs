@@ -2,7 +2,7 @@
 //! and `vcsim diverge` (where two runs part, and the first consequences).
 
 use crate::extensions::{parse_specs, registry_for};
-use crate::import_cmd::{load_scenario_flagged, load_scenario_with, seed_given_once};
+use crate::import_cmd::{flagged, load_scenario_flagged, load_scenario_with, seed_given_once};
 use crate::output;
 use crate::Failure;
 use std::fmt::Write as _;
@@ -131,8 +131,7 @@ pub struct ExplainArgs<'a> {
 }
 
 pub fn explain(a: &ExplainArgs) -> Result<(), Failure> {
-    let set: Vec<(&str, &str)> = a.set.iter().map(|x| ("--set", x.as_str())).collect();
-    seed_given_once(a.seed.is_some(), &set)?;
+    seed_given_once(a.seed.is_some(), &flagged("--set", a.set))?;
     let scn = load_scenario_with(a.scenario, a.set)?;
     let policy = a
         .policy
@@ -239,9 +238,8 @@ fn sides(a: &DivergeArgs) -> Result<(Side, Side, Registry), Failure> {
     let specs = parse_specs(a.policies)?;
     let reg = registry_for(a.plugins, &specs)?;
     let scn_a = load_scenario_with(a.scenario, a.set)?;
-    let both_set: Vec<(&str, &str)> = (a.set.iter().map(|x| ("--set", x.as_str())))
-        .chain(a.set_b.iter().map(|x| ("--set-b", x.as_str())))
-        .collect();
+    let mut both_set = flagged("--set", a.set);
+    both_set.extend(flagged("--set-b", a.set_b));
     seed_given_once(!a.seeds.is_empty(), &both_set)?;
     let scn_b = load_scenario_flagged(a.scenario, &both_set)?;
     // The runs are compared step by step, on one clock: B's may not differ.

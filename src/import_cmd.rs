@@ -69,8 +69,12 @@ pub fn load_scenario(path: &Path) -> Result<Scenario, Failure> {
 /// that does not fit, or a scenario the changes make invalid, is an input
 /// error naming the `--set` at fault.
 pub fn load_scenario_with(path: &Path, set: &[String]) -> Result<Scenario, Failure> {
-    let flagged: Vec<(&str, &str)> = set.iter().map(|a| ("--set", a.as_str())).collect();
-    load_scenario_flagged(path, &flagged)
+    load_scenario_flagged(path, &flagged("--set", set))
+}
+
+/// Command-line changes, each with the flag that gave it.
+pub fn flagged<'a>(flag: &'a str, set: &'a [String]) -> Vec<(&'a str, &'a str)> {
+    set.iter().map(|a| (flag, a.as_str())).collect()
 }
 
 /// Refuses a `--set seed=N` (or `--set-b`) given with `--seed`, which
