@@ -56,7 +56,7 @@ pub enum Command {
         /// `cpu=cs2,fetch=gpu,send=gpu,estimate=jc2`.
         #[arg(long)]
         policy: Option<String>,
-        /// Override the scenario's seed.
+        /// Override the scenario's seed (not with `--set seed=N`).
         #[arg(long)]
         seed: Option<u64>,
         /// Change the scenario (repeatable): a dotted path (`host.ncpus=4`,
@@ -86,6 +86,8 @@ pub enum Command {
         /// Runs per policy, on seeds seed, seed+1, ... (1 to 100000)
         #[arg(long, default_value_t = 1)]
         replications: u32,
+        /// The first replication's seed (default: the scenario's); give it
+        /// here or as `--set seed=N`, not both.
         #[arg(long)]
         seed: Option<u64>,
         /// Change the scenario (repeatable), as `run --set` does.
@@ -102,9 +104,13 @@ pub enum Command {
     },
     /// A parameter sweep: results, summary, plots and a manifest.
     Sweep {
+        /// The sweep file (TOML): a scenario, policies and axes.
         sweep: PathBuf,
+        /// The directory written: results, summary, plots and manifest.
         #[arg(long, default_value = "sweep-out")]
         out: PathBuf,
+        /// Worker threads (default: all cores, at most one per run). Output
+        /// does not depend on it.
         #[arg(long)]
         jobs: Option<usize>,
         /// Run only slice K of N (`--shard 2/4`).
@@ -155,6 +161,7 @@ pub enum Command {
         /// Policy spec (as for `run`). Default: as for `run`.
         #[arg(long)]
         policy: Option<String>,
+        /// Override the scenario's seed (not with `--set seed=N`).
         #[arg(long)]
         seed: Option<u64>,
         /// Change the scenario (as for `run`).
