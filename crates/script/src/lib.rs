@@ -611,6 +611,11 @@ impl Hooked {
         // A scalar is shown with its value: `got i64 -1` says more than the type.
         let shown = if got.is_int() || got.is_float() || got.is_bool() || got.is_char() {
             format!("{} `{got}`", got.type_name())
+        } else if let Some(text) = got.read_lock::<rhai::ImmutableString>() {
+            // `got string "maybe"`, short and escaped (a verdict misspelt).
+            let short: String = text.chars().take(40).collect();
+            let more = if text.chars().count() > 40 { "…" } else { "" };
+            format!("string {short:?}{more}")
         } else {
             got.type_name().to_string()
         };

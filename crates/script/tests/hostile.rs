@@ -434,6 +434,11 @@ fn a_run_list_entry_that_is_no_job_shows_the_value_returned() {
         ),
         ("run_float.rhai", "1.5", "got f64 `1.5`"),
         ("run_inf.rhai", "1.0 / 0.0", "got f64 `inf`"),
+        (
+            "run_text.rhai",
+            "\"job 3\\u001b\"",
+            "got string \"job 3\\u{1b}\"",
+        ),
     ] {
         let p = script(name, &format!("fn schedule(v) {{\n    [{entry}]\n}}\n"));
         let e = run_error("cpu", &p);
