@@ -930,6 +930,17 @@ fn a_script_past_its_size_bound_is_refused_and_a_byte_order_mark_ignored() {
 
 // ---- Outputs that are not regular files ----
 
+/// Makes a FIFO at `path`; false, said on standard error, where the machine
+/// has no `mkfifo` (the test then skips its FIFO case).
+fn made_fifo(path: &Path) -> bool {
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    let ok = made.is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("no mkfifo on this machine: the FIFO case skipped");
+    }
+    ok
+}
+
 #[test]
 fn a_timeline_written_to_a_fifo_reaches_its_reader() {
     // The check of the output before the run opened and closed the FIFO:
@@ -938,9 +949,7 @@ fn a_timeline_written_to_a_fifo_reaches_its_reader() {
     let dir = temp_dir("hostile-fifo");
     let fifo = dir.join("page.html");
     let _ = std::fs::remove_file(&fifo);
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-    if !made.is_ok_and(|s| s.success()) {
-        eprintln!("no mkfifo on this machine: skipped");
+    if !made_fifo(&fifo) {
         return;
     }
     let reader = {
@@ -1032,9 +1041,7 @@ fn a_boinc_file_read_through_a_pipe_or_fifo_is_read_once() {
         std::fs::copy(host.join(f), dir.join(f)).unwrap();
     }
     let fifo = dir.join("global_prefs_override.xml");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-    if !made.is_ok_and(|s| s.success()) {
-        eprintln!("no mkfifo on this machine: the FIFO case skipped");
+    if !made_fifo(&fifo) {
         return;
     }
     let text = std::fs::read(host.join("global_prefs_override.xml")).unwrap();
