@@ -307,6 +307,10 @@ pub fn run_table(r: &RunReport, spec: &PolicySpec) -> String {
         t.add_row(vec!["bytes_deleted".into(), num(d.bytes_deleted)]);
         t.add_row(vec!["jobs_refused".into(), d.jobs_refused.to_string()]);
         t.add_row(vec!["suspended_hours".into(), num(d.suspended_hours)]);
+        t.add_row(vec![
+            "jobs_failed_disk_full".into(),
+            d.jobs_failed_disk_full.to_string(),
+        ]);
         out += &format!("\n{t}\n");
     }
     out += &legend([spec.display().as_str()]);

@@ -303,3 +303,113 @@ fn the_files_of_jobs_a_disk_manager_deletes_go_with_them_unless_sticky() {
     assert!(disk["bytes_deleted"].as_f64().unwrap() > 0.0, "{disk}");
     assert!(t.elapsed() < common::HOSTILE_BOUND, "{:?}", t.elapsed());
 }
+
+/// The disk manager keeps its own limits, but not the disk's size: a
+/// manager that reports more free space than there is (here, a petabyte
+/// on a 5 GB disk) gets jobs whose files cannot be written. As on a real
+/// host, such a download fails, and the job with it; an output that does
+/// not fit fails its job too. The files never take more than the disk less
+/// the non-BOINC usage (before: 3,687 GB "used" on this disk's 100 GB,
+/// in a run that slowed as it went).
+#[test]
+fn a_file_that_does_not_fit_on_the_disk_fails_its_job_whatever_the_manager_says() {
+    let dir = scenario_file("liar", "");
+    let script = dir.with_file_name("liar.rhai");
+    std::fs::write(
+        &script,
+        "fn enforces() { true }\nfn free_space(v, p) { 1e15 }\n",
+    )
+    .unwrap();
+    let policy = format!("disk={}", script.display());
+    let t = std::time::Instant::now();
+    let (out, err) = ok(&[
+        "run",
+        "scenarios/disk-tight.toml",
+        "--policy",
+        &policy,
+        "--set",
+        "host.disk_gb=25",
+        "--format",
+        "json",
+    ]);
+    assert!(t.elapsed() < common::HOSTILE_BOUND, "{:?}", t.elapsed());
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let disk = &j["disk"];
+    // 25 GB less 20 GB of non-BOINC files.
+    assert_eq!(disk["peak_used_gb"].as_f64(), Some(5.0), "{disk}");
+    let full = disk["jobs_failed_disk_full"].as_u64().unwrap();
+    assert!(full > 0, "{disk}");
+    let failed: u64 = j["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["jobs_failed"].as_u64().unwrap())
+        .sum();
+    // The scenario's jobs never crash: every failure is a full disk's, and
+    // all but those still on the host at the end were reported.
+    assert!(
+        failed <= full && full - failed < 50,
+        "{failed} failed, {full} for a full disk"
+    );
+    // The first failure is said with its sizes, the count once at the end.
+    assert!(
+        err.contains("failed: its input file (100 MB) does not fit on the disk (5 of the 5 GB BOINC's files can take are used"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{full} jobs failed in all because a file of theirs did not fit on the disk"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.matches("does not fit on the disk").count(), 1, "{err}");
+    // Visiting every step agrees to the byte.
+    let (stepped, _) = ok(&[
+        "run",
+        "scenarios/disk-tight.toml",
+        "--policy",
+        &policy,
+        "--set",
+        "host.disk_gb=25",
+        "--format",
+        "json",
+        "--fixed-step",
+    ]);
+    assert_eq!(stepped, out);
+}
+
+/// Files that cannot be on the disk at the start are a scenario error,
+/// named by the key that overflows it; so is more non-BOINC usage than disk.
+#[test]
+fn sticky_files_larger_than_the_disk_are_refused() {
+    let host = "[host]\nncpus = 1\ncpu_flops = 1e9\ndisk_gb = 10\n";
+    let project = "[[project]]\nname = \"A\"\nresource_share = 1\nlatency_bound_days = 5\n[[project.app]]\nname = \"main\"\n\
+                   flops_estimate = 1e12\nflops_mean = 1e12\n";
+    let scn = scenario_file(
+        "sticky-over",
+        &format!(
+            "name = \"sticky-over\"\nduration_days = 1\n{host}non_boinc_used_gb = 4\n{project}\
+             [[project.sticky]]\nsize_mb = 5000\n[[project.sticky]]\nsize_mb = 2000\n"
+        ),
+    );
+    vcsim(&["check", scn.to_str().unwrap()]).run().fails_with(
+        2,
+        &[
+            "project.0.sticky.1.size_mb",
+            "the projects' sticky files take 7 GB up to this one, more than the 6 GB the disk has for BOINC",
+        ],
+    );
+    let scn = scenario_file(
+        "non-boinc-over",
+        &format!(
+            "name = \"non-boinc-over\"\nduration_days = 1\n{host}non_boinc_used_gb = 11\n{project}"
+        ),
+    );
+    vcsim(&["check", scn.to_str().unwrap()]).run().fails_with(
+        2,
+        &[
+            "host.non_boinc_used_gb",
+            "must be at most host.disk_gb (10 GB), found 11 GB",
+        ],
+    );
+}

@@ -119,6 +119,9 @@ pub struct DiskMetrics {
     pub jobs_refused: u64,
     /// Time computation was suspended because nothing more could be deleted.
     pub suspended_hours: f64,
+    /// Jobs that failed because a file of theirs did not fit on the disk
+    /// (also in their projects' `jobs_failed`).
+    pub jobs_failed_disk_full: u64,
 }
 
 /// Everything a run reports (`run --format json`).

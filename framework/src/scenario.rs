@@ -601,6 +601,15 @@ impl Scenario {
         )?;
         positive("host.disk_gb", self.host.disk_gb)?;
         non_negative("host.non_boinc_used_gb", self.host.non_boinc_used_gb)?;
+        if self.host.non_boinc_used_gb > self.host.disk_gb {
+            return Err((
+                "host.non_boinc_used_gb".into(),
+                format!(
+                    "must be at most host.disk_gb ({} GB), found {} GB",
+                    self.host.disk_gb, self.host.non_boinc_used_gb
+                ),
+            ));
+        }
         non_negative(
             "host.connection_interval_days",
             self.host.connection_interval_days,
@@ -789,6 +798,7 @@ impl Scenario {
                 .map(|w| w[1].1)
                 .min()
         };
+        let mut sticky_gb = 0.0;
         for (i, p) in self.projects.iter().enumerate() {
             let k = |s: &str| format!("project.{i}.{s}");
             // Written only if an error needs it: a scenario of 1,000
@@ -984,6 +994,22 @@ impl Scenario {
                 non_negative(kf("age_days"), f.age_days)?;
                 span(kf("expiry_days"), f.expiry_days, 1.0, "days")?;
                 span(kf("age_days"), f.age_days, 1.0, "days")?;
+            }
+            // The files exist on the host from the start: they must fit on
+            // its disk, as every later file must (a write that cannot fails).
+            for (j, f) in p.sticky.iter().enumerate() {
+                sticky_gb += f.size_mb / 1e3;
+                let room = self.host.disk_gb - self.host.non_boinc_used_gb;
+                if sticky_gb > room {
+                    return Err((
+                        k(&format!("sticky.{j}.size_mb")),
+                        format!(
+                            "the projects' sticky files take {} GB up to this one, more than the {} GB the disk has for BOINC (host.disk_gb less host.non_boinc_used_gb)",
+                            (sticky_gb * 1e3).round() / 1e3,
+                            (room * 1e3).round() / 1e3
+                        ),
+                    ));
+                }
             }
             if p.apps.iter().all(|a| a.weight == 0.0) {
                 return Err((k("app"), "at least one app needs a positive weight".into()));

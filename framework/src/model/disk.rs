@@ -69,6 +69,10 @@ pub struct DiskState {
     /// `total_limit`: the least of `disk_max_used_gb`, `disk_max_used_pct` of
     /// the disk, and the disk less non-BOINC usage less `disk_min_free_gb`.
     pub total_limit: f64,
+    /// Bytes BOINC's files can take on the disk at all: the disk less
+    /// non-BOINC usage. A file that does not fit is not written, whatever
+    /// the disk manager reports (a download fails on a full disk).
+    pub capacity: f64,
     /// Space used by the core client itself (the simulated client uses none).
     pub core_usage: f64,
     /// Computation is suspended because nothing more could be deleted.

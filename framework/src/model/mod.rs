@@ -172,6 +172,7 @@ impl ClientState {
                 .any(|p| p.max_concurrent > 0 || p.apps.iter().any(|a| a.max_concurrent > 0)),
             disk: DiskState {
                 total_limit: total_disk_limit(s),
+                capacity: ((s.host.disk_gb - s.host.non_boinc_used_gb) * 1e9).max(0.0),
                 ..Default::default()
             },
         }

@@ -226,6 +226,7 @@ impl Simulation {
         self.st.projects[p].stats.rpcs += 1;
         self.report_finished(p, now);
         let wants_work = reply.request.wants_work();
+        let full_before = self.disk.jobs_failed_disk_full;
         let njobs = if wants_work {
             self.send_work(&reply.request, &mut reply.jobs)?
         } else {
@@ -252,7 +253,13 @@ impl Simulation {
             let v = live_view!(self);
             self.pol.fetch.backoff_on_empty_reply(&v)
         };
-        if empty && backoff.map_err(|e| self.policy_err(Family::Fetch, e))? {
+        // Downloads that failed for a full disk back the project off as a
+        // failed RPC does, exponentially (BOINC stalls work fetch from a
+        // project whose downloads fail): a full disk is not asked to take
+        // a reply's worth of jobs at every step.
+        let downloads_failed = self.disk.jobs_failed_disk_full > full_before;
+        let empty_backoff = empty && backoff.map_err(|e| self.policy_err(Family::Fetch, e))?;
+        if empty_backoff || downloads_failed {
             self.st.projects[p].rpc.backoff(now, &mut self.backoff_rng);
         } else {
             let delay = self.servers.request_delay[p];

@@ -4,7 +4,8 @@
 //! manager's `poll` after every change, which may suspend computation.
 
 use super::{live_view, SimError, Simulation};
-use crate::model::{FileInfo, FileKind, P_LOW};
+use crate::explain::short_number;
+use crate::model::{FileInfo, FileKind, JobState, P_LOW};
 use crate::policy::DiskPlan;
 use crate::registry::Family;
 use crate::time::Time;
@@ -22,6 +23,8 @@ pub(super) struct DiskBook {
     pub jobs_refused: u64,
     suspended_since: Option<Time>,
     pub suspended_seconds: f64,
+    /// Jobs that failed because a file of theirs did not fit on the disk.
+    pub jobs_failed_disk_full: u64,
     pub peak: f64,
     pub peak_project: Vec<f64>,
 }
@@ -91,14 +94,47 @@ impl Simulation {
             last_used: now,
             expires: now + app.sticky_expiry,
         };
-        self.write_file(f, make_room)
+        let bytes = f.bytes;
+        if !self.write_file(f, make_room)? {
+            // BOINC's download fails on a full disk, and the job with it: it
+            // is reported as an error at the next RPC.
+            if let Ok(i) = self.st.jobs.binary_search_by_key(&job, |j| j.id) {
+                let j = &mut self.st.jobs[i];
+                j.state = JobState::Finished;
+                j.failed = true;
+                j.finished_at = now;
+            }
+            self.disk_full(p, job, "input", bytes);
+        }
+        Ok(())
+    }
+
+    /// Counts a job that failed because its file of `bytes` did not fit,
+    /// and says so the first time (a full disk fails job after job).
+    fn disk_full(&mut self, p: usize, job: u64, what: &str, bytes: f64) {
+        self.disk.jobs_failed_disk_full += 1;
+        if self.disk.jobs_failed_disk_full > 1 {
+            return;
+        }
+        let d = &self.st.disk;
+        let msg = format!(
+            "job {job} of project `{}` failed: its {what} file ({} MB) does not fit on the disk ({} of the {} GB BOINC's files can take are used; said once, the log's last line counts such jobs)",
+            self.st.projects[p].name,
+            short_number(bytes / 1e6),
+            short_number(d.usage() / 1e9),
+            short_number(d.capacity / 1e9),
+        );
+        self.log.push(self.st.now, "disk", &msg);
     }
 
     /// Writes a file, after the deletions the disk manager asks for to make
-    /// room.
-    fn write_file(&mut self, f: FileInfo, make_room: bool) -> Result<(), SimError> {
+    /// room; returns whether it fitted on the disk. The manager's limits
+    /// are its own to keep (a file over them is written, and `poll` may
+    /// suspend computation), but the disk's size is not: a manager that
+    /// reports more free space than there is cannot pile files past it.
+    fn write_file(&mut self, f: FileInfo, make_room: bool) -> Result<bool, SimError> {
         if f.bytes <= 0.0 {
-            return Ok(());
+            return Ok(true);
         }
         if make_room {
             let plan = {
@@ -111,9 +147,12 @@ impl Simulation {
             }
             self.apply_disk_plan(&plan)?;
         }
+        if self.st.disk.usage() + f.bytes > self.st.disk.capacity {
+            return Ok(false);
+        }
         self.st.add_file(f);
         self.disk.dirty = true;
-        Ok(())
+        Ok(true)
     }
 
     /// The outputs of jobs that finished since the last step.
@@ -141,9 +180,21 @@ impl Simulation {
                 last_used: at,
                 expires: at + app.sticky_expiry,
             };
-            result = self.write_file(f, true);
-            if result.is_err() {
-                break;
+            let bytes = f.bytes;
+            match self.write_file(f, true) {
+                Ok(true) => {}
+                Ok(false) => {
+                    // The application cannot write its output: BOINC reports
+                    // a computation error.
+                    if let Ok(i) = self.st.jobs.binary_search_by_key(&id, |j| j.id) {
+                        self.st.jobs[i].failed = true;
+                    }
+                    self.disk_full(p, id, "output", bytes);
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
             }
         }
         self.disk.outputs_pending = pending;

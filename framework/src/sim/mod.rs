@@ -338,6 +338,13 @@ impl Simulation {
         self.check_invariants().map_err(|m| self.broken(m))?;
         let report = self.report()?;
         let warnings = self.warnings(&report);
+        if self.disk.jobs_failed_disk_full > 1 {
+            let msg = format!(
+                "{} jobs failed in all because a file of theirs did not fit on the disk",
+                self.disk.jobs_failed_disk_full
+            );
+            self.log.push(self.st.now, "disk", &msg);
+        }
         if self.rpc_cap_steps > 1 {
             let msg = format!(
                 "{} RPCs in one step, at {} steps in all",

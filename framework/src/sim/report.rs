@@ -217,6 +217,7 @@ impl Simulation {
             bytes_deleted: self.disk.bytes_deleted.round(),
             jobs_refused: self.disk.jobs_refused,
             suspended_hours: r6(self.disk.suspended_seconds / 3600.0),
+            jobs_failed_disk_full: self.disk.jobs_failed_disk_full,
         });
         Ok(RunReport {
             scenario: self.scenario_name.clone(),
