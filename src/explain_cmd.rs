@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use vcsim_framework::diverge::{self, Consequences, Parting};
 use vcsim_framework::explain::{clock, short_duration, Explanation, Record};
 use vcsim_framework::{
-    run_spec, ClientState, JobState, PolicySpec, RecordBounds, Registry, RunOutput, Scenario,
-    SimOptions, Time,
+    run_spec, run_spec_keeping, ClientState, JobState, PolicySpec, RecordBounds, Registry,
+    RunOutput, Scenario, SimOptions, Time,
 };
 
 /// Text or JSON lines.
@@ -160,8 +160,13 @@ pub fn explain(a: &ExplainArgs) -> Result<(), Failure> {
         keep_from: a.from,
         ..SimOptions::default()
     };
-    let out = run_spec(&scn, &reg, &specs[0], opts).map_err(Failure::running)?;
-    let ex = out.explanation.expect("an explained run");
+    // A failed run still shows what it recorded before the failure (the
+    // decisions that led there), then the error, with status 1.
+    let (ex, failure) = match run_spec_keeping(&scn, &reg, &specs[0], opts) {
+        Ok(out) => (out.explanation.expect("an explained run"), None),
+        Err((e, Some(ex))) => (*ex, Some(Failure::running(e))),
+        Err((e, None)) => return Err(Failure::running(e)),
+    };
     // Written as it is made, not gathered first: four days of 1,000
     // projects were 600 MB of JSON lines.
     let mut w = std::io::BufWriter::new(std::io::stdout().lock());
@@ -191,11 +196,16 @@ pub fn explain(a: &ExplainArgs) -> Result<(), Failure> {
             }
         }
         if a.format == TextFormat::Text {
-            writeln!(w, "{n} records")?;
+            if failure.is_some() {
+                writeln!(w, "{n} records before the run failed (the error follows)")?;
+            } else {
+                writeln!(w, "{n} records")?;
+            }
         }
         w.flush()
     };
-    write().map_err(|e| output::stdout_error(&e))
+    write().map_err(|e| output::stdout_error(&e))?;
+    failure.map_or(Ok(()), Err)
 }
 
 pub struct DivergeArgs<'a> {

@@ -418,3 +418,57 @@ fn a_script_port_never_diverges_from_its_built_in() {
     assert_eq!(cs1["diverged"], true);
     assert_eq!(cs1["at_seconds"], 0.0);
 }
+
+/// A run that fails still shows the decisions that led there: `explain`
+/// prints the records made before the failure, then the error, with the
+/// status of a failed run.
+#[test]
+fn a_failed_explain_prints_the_records_before_the_failure() {
+    let dir = common::temp_dir("explain-fails");
+    let script = dir.join("fails_at_3h.rhai");
+    let cs1 = std::fs::read_to_string(root().join("policies/cs1.rhai")).unwrap();
+    let failing = cs1.replacen(
+        "fn schedule(v) {\n",
+        "fn schedule(v) {\n    if v.now > 7200.0 { throw \"boom at two hours\"; }\n",
+        1,
+    );
+    assert_ne!(failing, cs1, "the script's schedule hook moved");
+    std::fs::write(&script, failing).unwrap();
+    let policy = format!("cpu={}", script.display());
+    let r = vcsim(&["explain", "scenarios/paper-base.toml", "--policy", &policy]).run();
+    r.fails_with(1, &["at simulated time 0d 03:00:00", "boom at two hours"]);
+    let out = r.stdout();
+    // The built-in CS1 makes the same decisions up to then.
+    let cs1 = vcsim(&[
+        "explain",
+        "scenarios/paper-base.toml",
+        "--policy",
+        "cpu=cs1",
+        "--to",
+        "3h",
+        "--format",
+        "json",
+    ])
+    .run()
+    .succeeds();
+    let json = vcsim(&[
+        "explain",
+        "scenarios/paper-base.toml",
+        "--policy",
+        &policy,
+        "--format",
+        "json",
+    ])
+    .run();
+    json.fails_with(1, &["boom at two hours"]);
+    let n = cs1.lines().count();
+    assert!(n > 10, "{cs1}");
+    assert_eq!(json.stdout().lines().count(), n);
+    assert!(
+        out.ends_with(&format!(
+            "{n} records before the run failed (the error follows)\n"
+        )),
+        "{out}"
+    );
+    assert!(out.contains("cpu      start job 0 (A)"), "{out}");
+}

@@ -52,3 +52,16 @@ pub fn run_spec(
     let set = registry.instantiate(spec)?;
     run(scn, set, &spec.label(), opts).map_err(|e| format!("{}: {e}", scn.name))
 }
+
+/// [`run_spec`], keeping on failure what an explained run recorded before
+/// it (`explain` shows those records above the error).
+pub fn run_spec_keeping(
+    scn: &Scenario,
+    registry: &Registry,
+    spec: &PolicySpec,
+    opts: SimOptions,
+) -> Result<RunOutput, (String, Option<Box<explain::Explanation>>)> {
+    let set = registry.instantiate(spec).map_err(|e| (e, None))?;
+    sim::run_keeping(scn, set, &spec.label(), opts)
+        .map_err(|(e, ex)| (format!("{}: {e}", scn.name), ex))
+}

@@ -300,7 +300,20 @@ impl Simulation {
     }
 
     /// Runs to the end and reports.
-    pub fn run(mut self) -> Result<RunOutput, SimError> {
+    pub fn run(self) -> Result<RunOutput, SimError> {
+        self.run_keeping().map_err(|(e, _)| e)
+    }
+
+    /// [`Self::run`], and on failure what an explained run recorded before
+    /// it: the decisions that led there are what a policy's author needs.
+    pub fn run_keeping(mut self) -> Result<RunOutput, (SimError, Option<Box<Explanation>>)> {
+        if let Err(e) = self.run_steps() {
+            return Err((e, self.explanation.take().map(Box::new)));
+        }
+        self.finish().map_err(|e| (e, None))
+    }
+
+    fn run_steps(&mut self) -> Result<(), SimError> {
         loop {
             if let Some((_, at)) = self.opts.snapshot_at {
                 if self.time(self.k) > at {
@@ -323,7 +336,7 @@ impl Simulation {
             }
             self.k = next;
         }
-        self.finish()
+        Ok(())
     }
 
     /// Ends the run: settles the last stretch and reports.
@@ -440,4 +453,16 @@ pub fn run(
     opts: SimOptions,
 ) -> Result<RunOutput, SimError> {
     Simulation::new(scn, pol, policy_name, opts)?.run()
+}
+
+/// [`run`], keeping on failure what an explained run recorded before it.
+pub fn run_keeping(
+    scn: &Scenario,
+    pol: PolicySet,
+    policy_name: &str,
+    opts: SimOptions,
+) -> Result<RunOutput, (SimError, Option<Box<Explanation>>)> {
+    Simulation::new(scn, pol, policy_name, opts)
+        .map_err(|e| (e, None))?
+        .run_keeping()
 }
