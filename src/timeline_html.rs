@@ -984,6 +984,15 @@ pub fn render_pair(
     runs: [(&Timeline, &RunReport, &Explanation, &str); 2],
     mark: Option<f64>,
 ) -> Rendered {
+    pair_within(runs, mark, MAX_PAGE_ITEMS / 2)
+}
+
+/// [`render_pair`], each page holding at most `max` items.
+fn pair_within(
+    runs: [(&Timeline, &RunReport, &Explanation, &str); 2],
+    mark: Option<f64>,
+    max: usize,
+) -> Rendered {
     let mut notes = Vec::new();
     let when = mark.map_or("the runs do not diverge".to_string(), |t| {
         format!(
@@ -999,6 +1008,9 @@ pub fn render_pair(
         attr: false,
     };
     out.put(before.as_bytes());
+    // Where the page says that a run's timeline was cut, known only once
+    // the frames are written.
+    let cut_at = out.buf.len();
     for (i, (tl, r, ex, what)) in runs.into_iter().enumerate() {
         let name = ["A", "B"][i];
         let title = format!("{name}: {} · {what}", r.scenario);
@@ -1010,7 +1022,6 @@ pub fn render_pair(
             .as_bytes(),
         );
         out.attr = true;
-        let max = MAX_PAGE_ITEMS / 2;
         if let Some(cut) = write_page(&mut out, tl, r, Some(ex), mark, Some(&title), max) {
             notes.push(format!("note: run {name}'s timeline is {cut}"));
         }
@@ -1018,6 +1029,14 @@ pub fn render_pair(
         out.put(b"\"></iframe>\n");
     }
     out.put(after.as_bytes());
+    if !notes.is_empty() {
+        let said: Vec<String> = notes
+            .iter()
+            .map(|n| html_escape(n.trim_start_matches("note: ")))
+            .collect();
+        let p = format!("<p class=\"cut\">{}</p>\n", said.join("<br>"));
+        out.buf.splice(cut_at..cut_at, p.into_bytes());
+    }
     Rendered {
         html: String::from_utf8(out.buf).unwrap_or_default(),
         notes,
@@ -1031,6 +1050,7 @@ const PAIR_TEMPLATE: &str = r##"<!doctype html>
 body { font: 13px system-ui, sans-serif; margin: 12px; color: #222; }
 h1 { font-size: 16px; margin: 0 0 6px; }
 iframe { display: block; width: 100%; border: 0; border-top: 2px solid #ccc; height: 600px; }
+.cut { color: #b00; }
 </style></head>
 <body>
 <h1>vcsim diverge: {{WHEN}}</h1>
@@ -1679,6 +1699,30 @@ mod tests {
         assert_eq!(len(why, "seg"), n);
         assert_eq!(len(why, "rpc"), len(&cut, "rpcs"));
         assert!(n < len(&full, "stretches"));
+    }
+
+    /// A pair of pages says above both frames that a run was cut, where a
+    /// reader looks first (each frame's title says it too).
+    #[test]
+    fn a_pair_whose_run_was_cut_says_so_above_the_frames() {
+        let out = explained("scenarios/today-multi-threaded.toml", 3.0);
+        let (tl, ex) = (
+            out.timeline.as_ref().unwrap(),
+            out.explanation.as_ref().unwrap(),
+        );
+        let run = (tl, &out.report, ex, "CS2_WF2_WS2_JC2 · seed 1");
+        let whole = pair_within([run, run], None, usize::MAX);
+        assert!(whole.notes.is_empty());
+        assert!(!whole.html.contains("<p class=\"cut\">"));
+        let items = len(&data(&out, usize::MAX), "segs");
+        let cut = pair_within([run, run], None, items / 3);
+        assert_eq!(cut.notes.len(), 2, "{:?}", cut.notes);
+        let said = cut
+            .html
+            .find("<p class=\"cut\">run A's timeline is cut at ")
+            .unwrap();
+        assert!(said < cut.html.find("<iframe").unwrap());
+        assert!(cut.html[said..].contains("<br>run B's timeline is cut at "));
     }
 
     /// A page written into a frame is the page, escaped as an attribute.
