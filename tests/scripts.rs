@@ -652,3 +652,49 @@ fn a_fetchers_log_lines_are_in_time_order_and_none_comes_from_a_projected_time()
     }
     assert!(n > 10, "the fetcher logged {n} lines");
 }
+
+/// Handles kept in `this` (the API page's rule): a `View` reads the state
+/// of the call that reads it, and a `Job` is looked up again by id, an
+/// error at the reading line once the job has left the host.
+#[test]
+fn handles_kept_in_this_read_the_later_call_and_a_gone_job_is_an_error_at_its_line() {
+    let cs1 = std::fs::read_to_string(root().join("policies/cs1.rhai")).unwrap();
+    let keep = |name: &str, lines: &str| {
+        let text = cs1.replacen(
+            "fn schedule(v) {\n",
+            &format!("fn schedule(v) {{\n{lines}"),
+            1,
+        );
+        assert_ne!(text, cs1, "the script's schedule hook moved");
+        temp_script(name, &text)
+    };
+    // A kept view: the same decisions as the built-in CS1, as it reads now.
+    let view = keep(
+        "keeps_view.rhai",
+        "    if this.v != () && this.v.now != v.now { throw \"a stale view\"; }\n    this.v = v;\n",
+    );
+    let run = |policy: &str| {
+        vcsim(&[
+            "run",
+            "scenarios/paper-base.toml",
+            "--policy",
+            &format!("cpu={policy}"),
+            "--set",
+            "duration_days=3",
+            "--format",
+            "json",
+        ])
+        .run()
+    };
+    let scripted: serde_json::Value = serde_json::from_str(&run(&view).succeeds()).unwrap();
+    let builtin: serde_json::Value = serde_json::from_str(&run("cs1").succeeds()).unwrap();
+    assert_eq!(scripted["metrics"], builtin["metrics"]);
+    // A kept job, read after it was reported.
+    let job = keep(
+        "keeps_job.rhai",
+        "    if this.j != () { let x = this.j.fraction_done; }\n    if v.jobs.len > 0 { this.j = v.jobs[0]; }\n",
+    );
+    let line = 2 + cs1.lines().position(|l| l == "fn schedule(v) {").unwrap();
+    let at = format!("keeps_job.rhai:{line}:");
+    run(&job).fails_with(1, &[&at, "job 0 is no longer on the host"]);
+}
