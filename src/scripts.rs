@@ -13,7 +13,8 @@ pub fn register_script(reg: &mut Registry, family: Family, path: &str) -> Result
 
 /// The scenario of `check`'s dry run: two CPUs and a GPU, two projects
 /// (one with a GPU app), five days; small enough to run in a blink, rich
-/// enough to call every hook of every family.
+/// enough to call every hook of every family (files, for a disk manager's
+/// `make_room`).
 const DRY_RUN: &str = r#"
 name = "check-dry-run"
 seed = 1
@@ -34,6 +35,8 @@ name = "a"
 flops_estimate = 1.8e13
 flops_mean = 1.8e13
 flops_stddev = 3e12
+input_mb = 10
+output_mb = 2
 [[project]]
 name = "B"
 resource_share = 50

@@ -97,3 +97,48 @@ fn a_slow_script_s_dry_run_stops_at_its_budget_and_says_how_far_it_went() {
         t.elapsed()
     );
 }
+
+/// The dry run writes files, so that a disk manager's `make_room` is
+/// called: one that always fails was said to run "without error", and
+/// failed every real run at its first file.
+#[test]
+fn a_disk_managers_make_room_is_dry_run() {
+    let head = "fn enforces() { true }\nfn free_space(v, p) { 1e12 }\n";
+    let p = script(
+        "room_throws.rhai",
+        &format!("{head}fn make_room(v, p, bytes) {{\n    throw \"boom\";\n}}\n"),
+    );
+    vcsim(&["check", &p]).run().fails_with(
+        2,
+        &[
+            "5-day dry run",
+            "room_throws.rhai:4:5: in function `make_room`: boom",
+        ],
+    );
+}
+
+/// The plan the disk-script page shows, with ids the dry run's host has
+/// none of left out, is one a run accepts (the page showed a `fits` key
+/// that every run refused).
+#[test]
+fn the_disk_pages_plan_is_accepted() {
+    let page = std::fs::read_to_string(common::root().join("book/src/scripting-disk.md")).unwrap();
+    let plans = &page[page.find("## Plans").expect("a Plans section")..];
+    let plan = plans
+        .lines()
+        .find(|l| l.starts_with("#{"))
+        .expect("the page's plan");
+    // Its ids are examples: no such file is on the dry run's host.
+    let plan = plan.replace("[3, 7]", "[]");
+    let p = script(
+        "page_plan.rhai",
+        &format!(
+            "fn enforces() {{ true }}\nfn free_space(v, p) {{ 1e12 }}\nfn make_room(v, p, bytes) {{\n    {plan}\n}}\nfn poll(v) {{\n    {plan}\n}}\n"
+        ),
+    );
+    let out = vcsim(&["check", &p]).run().succeeds();
+    assert!(
+        out.contains("a 5-day dry run calls its hooks without error"),
+        "{out}"
+    );
+}

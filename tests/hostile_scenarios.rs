@@ -233,3 +233,54 @@ fn a_long_queue_costs_today_s_policies_and_the_gpu_fetcher_linear_time() {
         assert!(took < Duration::from_secs(10), "{policy}: took {took:?}");
     }
 }
+
+/// Jobs of a sliver of a device run by the thousand at once: 6,400 jobs of
+/// 0.01 GPU on 64 GPUs took 12 s for a fifth of a day. At most 256 of an
+/// app's jobs run at once on a resource, as many as CPUs.
+#[test]
+fn more_jobs_at_once_than_a_host_has_cpus_are_refused() {
+    refused(
+        "cpu-slivers",
+        "name = \"main\"\n",
+        "name = \"main\"\ncpus = 0.001\n",
+        &[
+            "project.0.app.0.cpus",
+            "0.001 CPUs per job lets 2000 jobs run at once on the host's 2 CPUs; vcsim simulates at most 256 at once on one resource",
+            "give at least 0.0078125",
+        ],
+    );
+    runs(
+        "cpu-quarters",
+        "name = \"main\"\n",
+        "name = \"main\"\ncpus = 0.25\n",
+    );
+    let gpu_app = |count: &str| {
+        format!(
+            "flops_mean = 1.3e13\n[[project.app]]\nname = \"g\"\ngpu = {{ kind = \"nvidia\", count = {count} }}\n\
+             flops_estimate = 7.2e12\nflops_mean = 7.2e12\n[[host.gpu]]\nkind = \"nvidia\"\ncount = 64\nflops = 2e9\n"
+        )
+    };
+    refused(
+        "gpu-slivers",
+        "flops_mean = 1.3e13\n",
+        &gpu_app("0.01"),
+        &[
+            "project.0.app.1.gpu.count",
+            "0.01 GPUs per job lets 6400 jobs run at once on the host's 64 GPUs",
+            "give at least 0.25",
+        ],
+    );
+    runs("gpu-quarters", "flops_mean = 1.3e13\n", &gpu_app("0.25"));
+}
+
+/// A converted value that rounds to its bound is shown in full, so that it
+/// visibly breaks it (it read "is 60 seconds; it must be at least 60").
+#[test]
+fn a_value_just_below_its_bound_is_shown_below_it() {
+    refused(
+        "latency-just-below",
+        "latency_bound_days = 2\n",
+        "latency_bound_days = 0.000694444444444444\n",
+        &["is 59.999999999999964 seconds; it must be at least 60 seconds (one step)"],
+    );
+}

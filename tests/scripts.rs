@@ -221,6 +221,28 @@ fn a_bad_disk_plan_fails_the_run_naming_the_script_function_and_time() {
         assert!(err.contains(msg), "{err}");
         assert_eq!(err.lines().count(), 1, "one error line: {err}");
     }
+    // A plan the simulator refuses names the hook that made it (there were
+    // two, and the message said neither).
+    for (name, text, msg) in [
+        (
+            "gone_file.rhai",
+            format!("{head}{free}fn poll(v) {{ #{{ delete_files: [99999] }} }}\n"),
+            "invalid decision: `poll`'s plan: file 99999 is not on the host",
+        ),
+        (
+            "gone_job.rhai",
+            format!("{head}{free}fn make_room(v, p, bytes) {{ #{{ delete_jobs: [99999] }} }}\n"),
+            "invalid decision: `make_room`'s plan: job 99999 is not on the host",
+        ),
+    ] {
+        let p = temp_script(name, &text);
+        let policy = format!("disk={p}");
+        let out = vcsim(&["run", &scn_path, "--policy", &policy]).run();
+        out.fails_with(
+            1,
+            &["at simulated time", &format!("disk policy `{p}`"), msg],
+        );
+    }
 }
 
 #[test]

@@ -122,6 +122,30 @@ fn a_gpu_allowed_half_the_time_counts_only_that_time() {
     assert!(near(f, 0.5, 0.05), "{r}");
 }
 
+/// `gpu_active_fraction = 0`: the GPU never computes, even on a host whose
+/// CPUs always may (its process never flips, so its state is the one at
+/// the start; the GPU ran as if it were 1). Both modes agree.
+#[test]
+fn a_gpu_never_allowed_never_computes() {
+    let never = ["--set", "host.availability.gpu_active_fraction=0"];
+    let r = run("scenarios/gpu-allowed-half.toml", &never);
+    assert_eq!(
+        r["resources"]["nvidia"]["flops_used"].as_f64(),
+        Some(0.0),
+        "{r}"
+    );
+    // The CPU still computes.
+    assert!(
+        r["resources"]["cpu"]["flops_used"].as_f64().unwrap() > 0.0,
+        "{r}"
+    );
+    let stepped = run(
+        "scenarios/gpu-allowed-half.toml",
+        &[never[0], never[1], "--fixed-step"],
+    );
+    assert_eq!(stepped, r);
+}
+
 #[test]
 fn a_cpu_only_fetcher_on_a_gpu_host_is_named_in_a_warning() {
     let out = vcsim(&[
@@ -143,33 +167,32 @@ fn a_cpu_only_fetcher_on_a_gpu_host_is_named_in_a_warning() {
     assert!(!out.stderr().contains("warning:"), "{}", out.stderr());
 }
 
-/// A host whose GPU may compute a millionth of the time and whose queue is
-/// full of CPU jobs estimated at nothing: the GPU fetcher asks for CPU work
-/// by resource and never for the GPU's. The warning names the idle GPU, but
-/// does not call the fetcher CPU-only nor advise the fetcher it is.
+/// A fetcher that asks for CPU work by resource and never for the GPU's
+/// (here a script that asks project B for an hour of CPU work once): the
+/// warning names the idle GPU, but does not call the fetcher CPU-only nor
+/// advise the fetcher it is. (This was a host whose jobs took 10^-15 of a
+/// GPU, which the bound on jobs at once now refuses.)
 #[test]
 fn a_gpu_fetcher_that_asked_for_no_gpu_work_is_not_called_cpu_only() {
-    let p = temp_dir("gpu-fetcher-no-gpu-work").join("s.toml");
+    let dir = temp_dir("gpu-fetcher-no-gpu-work");
+    let script = dir.join("cpu_by_resource.rhai");
     std::fs::write(
-        &p,
-        "name = \"c\"\nduration_days = 1\nstep_seconds = 1\n\
-         [host]\nncpus = 256\ncpu_flops = 1e18\n\
-         [[host.gpu]]\nkind = \"nvidia\"\ncount = 64\nflops = 1e18\n\
-         [host.availability]\nfraction = 1\nmean_on_seconds = 1\n\
-         active_fraction = 0.999999\ngpu_active_fraction = 0.000001\n\
-         [[project]]\nname = \"A\"\nresource_share = 1e12\nlatency_bound_days = 1e7\n\
-         max_concurrent = 1\navailability = { fraction = 0.0000001, mean_up_hours = 0.0002777778 }\n\
-         [[project.app]]\nname = \"main\"\ncpus = 256\nflops_estimate = 1e-300\n\
-         flops_mean = 1e30\nflops_stddev = 1e30\nmax_concurrent = 3\n\
-         [[project.app]]\nname = \"g\"\ncpus = 0\ngpu = { kind = \"nvidia\", count = 1e-15 }\n\
-         flops_estimate = 1e30\nflops_mean = 1e-300\nlatency_bound_days = 0.0000116\n",
+        &script,
+        "fn request(v) {\n    if v.now > 0.0 || !v.contactable(1) { return (); }\n    work_request(1, 3600.0).with_rsc(0, 3600.0, 1.0)\n}\n",
     )
     .unwrap();
-    let out = vcsim(&["run", p.to_str().unwrap()]).run();
+    let policy = format!("fetch={}", script.display());
+    let out = vcsim(&[
+        "run",
+        "scenarios/gpu-fractional-cpu.toml",
+        "--policy",
+        &policy,
+    ])
+    .run();
     out.succeeds();
     let err = out.stderr();
     assert!(
-        err.contains("GPU was idle") && err.contains("fetch policy `gpu` asked for no GPU work"),
+        err.contains("GPU was idle") && err.contains("asked for no GPU work"),
         "{err}"
     );
     assert!(!err.contains("written for CPUs"), "{err}");

@@ -463,6 +463,26 @@ impl Scenario {
                 ),
             ))
         }
+        fn at_once(
+            key: impl std::fmt::Display,
+            width: f64,
+            instances: f64,
+            what: &str,
+        ) -> Result<(), (String, String)> {
+            let n = instances / width;
+            if n <= bounds::MAX_JOBS_AT_ONCE {
+                return Ok(());
+            }
+            Err((
+                key.to_string(),
+                format!(
+                    "{width} {what} per job lets {} jobs run at once on the host's {instances} {what}; vcsim simulates at most {} at once on one resource (its work per event grows with them): give at least {}",
+                    n.floor(),
+                    bounds::MAX_JOBS_AT_ONCE,
+                    instances / bounds::MAX_JOBS_AT_ONCE
+                ),
+            ))
+        }
         fn non_negative(key: impl std::fmt::Display, v: f64) -> Result<(), (String, String)> {
             finite(&key, v)?;
             if v >= 0.0 {
@@ -514,11 +534,18 @@ impl Scenario {
             if v >= min {
                 Ok(())
             } else {
+                // A value that rounds to the bound is shown in full, so
+                // that it visibly breaks it (59.99999999999996 s, not 60).
+                let shown = if num(v) == num(min) {
+                    format!("{v}")
+                } else {
+                    num(v)
+                };
                 Err((
                     key.to_string(),
                     format!(
                         "is {} {}; it must be at least {} {unit}",
-                        num(v),
+                        shown,
                         unit.split(' ').next().unwrap_or(""),
                         num(min)
                     ),
@@ -931,6 +958,7 @@ impl Scenario {
                             return Err((ka("cpus"), "a CPU app needs more than 0 CPUs".into()));
                         }
                         job_speed(lka("cpus"), a.cpus, self.host.cpu_flops, "CPUs")?;
+                        at_once(lka("cpus"), a.cpus, self.host.ncpus as f64, "CPUs")?;
                     }
                     // A project may have apps for a GPU this host lacks: the server never sends them.
                     Some(g) => {
@@ -939,6 +967,7 @@ impl Scenario {
                         // a CPU job must fit on its CPUs.
                         if let Some(t) = self.host.gpus.iter().find(|t| t.kind == g.kind) {
                             job_speed(lka("gpu.count"), g.count, t.flops, "GPUs")?;
+                            at_once(lka("gpu.count"), g.count, t.count as f64, "GPUs")?;
                             if g.count > t.count as f64 {
                                 return Err((
                                     ka("gpu.count"),
@@ -1157,9 +1186,10 @@ pub fn locate_key(text: &str, dotted: &str) -> Option<(usize, usize)> {
 
 /// A number as a person reads it: plain, or in exponent form when tiny or huge.
 fn num(v: f64) -> String {
-    // To 15 significant digits: a value made from another (days to
-    // seconds) shows as 0.864, not 0.8640000000000001.
-    let v = format!("{v:.14e}").parse::<f64>().unwrap_or(v);
+    // To 12 significant digits: a value made from another (days to
+    // seconds, or seconds to days and back) shows as 0.864, not
+    // 0.8640000000000001, and as 1, not 1.00000000000224.
+    let v = format!("{v:.11e}").parse::<f64>().unwrap_or(v);
     if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e9) {
         format!("{v:e}")
     } else {
@@ -1193,6 +1223,13 @@ pub mod bounds {
     pub const MAX_QUEUED_JOBS: usize = 100_000;
     /// GPUs of one kind.
     pub const MAX_GPUS: u32 = 64;
+    /// Jobs of one app that can run at once on one resource (its instances
+    /// over the job's share of one): as many as CPUs, for the same reason.
+    /// The simulations' work per event grows with the jobs running: 6,400
+    /// GPU jobs of 0.01 GPU on 64 GPUs took 12 s for 0.2 days; 256 take
+    /// 2.6 s a day under today's client (CS3), which simulates as BOINC's
+    /// does, passing over every running job at each event.
+    pub const MAX_JOBS_AT_ONCE: f64 = 256.0;
     /// FLOPS of one CPU or GPU (an exaFLOPS).
     pub const MAX_FLOPS_PER_SECOND: f64 = 1e18;
     /// FLOPS of one CPU or GPU at least (a kiloFLOPS): a job of the most
@@ -1272,7 +1309,9 @@ flops_mean = 1e12
     #[test]
     fn numbers_in_messages_show_no_rounding_noise() {
         assert_eq!(num(1e-5 * 86400.0), "0.864");
-        assert_eq!(num(59.9999999999999), "59.9999999999999");
+        // 12 digits: an import's 1 s made days and back is 1.
+        assert_eq!(num(1.00000000000224), "1");
+        assert_eq!(num(59.9999999), "59.9999999");
         assert_eq!(num(1e300), "1e300");
     }
 

@@ -71,6 +71,7 @@ pub fn add_job(st: &mut ClientState, s: JobSpec) -> u64 {
         last_started: st.now,
         finished_at: 0.0,
         failed: false,
+        disk_full: false,
         fail_at_flops: None,
         flops_left: s.flops * (1.0 - s.fraction_done),
         run_seconds: s.flops * s.fraction_done / speed,

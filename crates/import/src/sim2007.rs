@@ -23,7 +23,7 @@ fn available(
         Some(c) => {
             let v = src.num(c)?;
             if !(0.0..=1.0).contains(&v) {
-                return Err(src.err(c, format!("must be in [0, 1], found {}", show(v))));
+                return Err(src.err(c, format!("must be in (0, 1], found {}", show(v))));
             }
             v
         }

@@ -1498,7 +1498,7 @@ const HOOK_DOCS: &[(&str, &str, &str, &str)] = &[
     ("estimate", "on_job_finished(v, job)", "when a job finishes (the view estimates statically)", "ignored"),
     ("disk", "free_space(v, p)", "for each RPC to p; pure", "bytes, or `[free, free_if_offenders_deleted, free_if_p_deleted_too]`"),
     ("disk", "enforces()", "once", "bool (default false)"),
-    ("disk", "make_room(v, p, bytes)", "when `bytes` more of p's are about to be written (a job's input on arrival, its output when it finishes); only if `enforces()`", "a plan `#{ delete_files, delete_jobs, suspend, reason }` or `()` (default: delete nothing); the bytes are written either way"),
+    ("disk", "make_room(v, p, bytes)", "when `bytes` more of p's are about to be written (a job's input on arrival, its output when it finishes); only if `enforces()`", "a plan `#{ delete_files, delete_jobs, suspend, reason }` or `()` (default: delete nothing); the bytes are written either way if they fit on the disk (a file that does not fails its job)"),
     ("disk", "poll(v)", "after every change to the files; only if `enforces()`", "a plan or `()` (default: delete nothing, `suspend: false`); `suspend: true` stops computation until a later poll says false; polls come only when the files change, so a suspension that depends on the time alone is never lifted"),
     ("disk", "project_limit(v, p)", "for the report, per project; pure", "bytes, or `()` for none (the default)"),
 ];

@@ -195,13 +195,17 @@ impl Space {
 }
 
 /// Why the search itself sets `param` at every point, so that a range of
-/// it would change nothing: each run lasts `--days` (and shrinking's shorter
-/// runs) whatever the scenario says.
+/// it would change nothing or mislead: each run lasts `--days` (and
+/// shrinking's shorter runs) whatever the scenario says; the seeds are the
+/// search's pairing of the two policies, and a range of them would shop
+/// for the window of seeds where the difference looks largest.
 fn set_by_the_search(param: &Param) -> Option<String> {
     let first = param.name().split('.').next().unwrap_or("");
-    (first == "duration_days").then(|| {
-        "the search sets the run length itself (`--days`, default the scenario's, at most 20; shrinking tries shorter runs): a range of it would change nothing; give `--days N` instead".to_string()
-    })
+    match first {
+        "duration_days" => Some("the search sets the run length itself (`--days`, default the scenario's, at most 20; shrinking tries shorter runs): a range of it would change nothing; give `--days N` instead".to_string()),
+        "seed" => Some("the search runs every point on the same seeds (the scenario's `seed`, `seed + 1`... for `--seeds`): a range of them would search for lucky seeds, not for a host or workload where a policy loses; give more `--seeds` instead".to_string()),
+        _ => None,
+    }
 }
 
 /// A number of a range as it was written, short (`1e300`, not 301 digits).

@@ -51,6 +51,8 @@ pub struct Job {
     pub finished_at: Time,
     /// The job crashed instead of finishing.
     pub failed: bool,
+    /// It failed because a file of its did not fit on the disk.
+    pub(crate) disk_full: bool,
     pub(crate) fail_at_flops: Option<f64>,
     // Progress as of `since`; a running job advances from there at `rate`
     // FLOPS, and its elapsed time with the clock, while it `progresses`.

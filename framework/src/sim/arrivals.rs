@@ -87,6 +87,7 @@ impl Simulation {
             last_started: now,
             finished_at: 0.0,
             failed: false,
+            disk_full: false,
             fail_at_flops: None,
             flops_left: real,
             run_seconds: 0.0,

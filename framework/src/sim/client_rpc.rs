@@ -226,7 +226,7 @@ impl Simulation {
         self.st.projects[p].stats.rpcs += 1;
         self.report_finished(p, now);
         let wants_work = reply.request.wants_work();
-        let full_before = self.disk.jobs_failed_disk_full;
+        let full_before = self.disk.files_not_written;
         let njobs = if wants_work {
             self.send_work(&reply.request, &mut reply.jobs)?
         } else {
@@ -257,7 +257,7 @@ impl Simulation {
         // failed RPC does, exponentially (BOINC stalls work fetch from a
         // project whose downloads fail): a full disk is not asked to take
         // a reply's worth of jobs at every step.
-        let downloads_failed = self.disk.jobs_failed_disk_full > full_before;
+        let downloads_failed = self.disk.files_not_written > full_before;
         let empty_backoff = empty && backoff.map_err(|e| self.policy_err(Family::Fetch, e))?;
         if empty_backoff || downloads_failed {
             self.st.projects[p].rpc.backoff(now, &mut self.backoff_rng);
@@ -292,6 +292,7 @@ impl Simulation {
             let s = &mut self.st.projects[p].stats;
             if j.failed {
                 s.jobs_failed += 1;
+                self.disk.jobs_failed_disk_full += u64::from(j.disk_full);
             } else if late {
                 s.jobs_late += 1;
             } else {

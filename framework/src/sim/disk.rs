@@ -23,7 +23,9 @@ pub(super) struct DiskBook {
     pub jobs_refused: u64,
     suspended_since: Option<Time>,
     pub suspended_seconds: f64,
-    /// Jobs that failed because a file of theirs did not fit on the disk.
+    /// Files that did not fit on the disk (each failed its job).
+    pub files_not_written: u64,
+    /// Jobs reported as failed because a file of theirs did not fit.
     pub jobs_failed_disk_full: u64,
     pub peak: f64,
     pub peak_project: Vec<f64>,
@@ -102,6 +104,7 @@ impl Simulation {
                 let j = &mut self.st.jobs[i];
                 j.state = JobState::Finished;
                 j.failed = true;
+                j.disk_full = true;
                 j.finished_at = now;
             }
             self.disk_full(p, job, "input", bytes);
@@ -110,18 +113,21 @@ impl Simulation {
     }
 
     /// Counts a job that failed because its file of `bytes` did not fit,
-    /// and says so the first time (a full disk fails job after job).
+    /// and says so the first time (a full disk fails job after job). The
+    /// report counts such jobs as they are reported, with the other failed
+    /// ones.
     fn disk_full(&mut self, p: usize, job: u64, what: &str, bytes: f64) {
-        self.disk.jobs_failed_disk_full += 1;
-        if self.disk.jobs_failed_disk_full > 1 {
+        self.disk.files_not_written += 1;
+        if self.disk.files_not_written > 1 {
             return;
         }
         let d = &self.st.disk;
         let msg = format!(
-            "job {job} of project `{}` failed: its {what} file ({} MB) does not fit on the disk ({} of the {} GB BOINC's files can take are used; said once, the log's last line counts such jobs)",
+            "job {job} of project `{}` failed: its {what} file ({} MB) does not fit on the disk ({} of the {} GB BOINC's files can take are used; said once, the log's last line counts such files)",
             self.st.projects[p].name,
             short_number(bytes / 1e6),
-            short_number(d.usage() / 1e9),
+            // (`+ 0.0`: an empty sum is -0, which would print so.)
+            short_number(d.usage() / 1e9 + 0.0),
             short_number(d.capacity / 1e9),
         );
         self.log.push(self.st.now, "disk", &msg);
@@ -145,7 +151,7 @@ impl Simulation {
             if self.explaining() {
                 self.explain_disk_plan(&plan)?;
             }
-            self.apply_disk_plan(&plan)?;
+            self.apply_disk_plan(&plan, "make_room")?;
         }
         if self.st.disk.usage() + f.bytes > self.st.disk.capacity {
             return Ok(false);
@@ -188,6 +194,7 @@ impl Simulation {
                     // a computation error.
                     if let Ok(i) = self.st.jobs.binary_search_by_key(&id, |j| j.id) {
                         self.st.jobs[i].failed = true;
+                        self.st.jobs[i].disk_full = true;
                     }
                     self.disk_full(p, id, "output", bytes);
                 }
@@ -202,17 +209,23 @@ impl Simulation {
         result
     }
 
-    /// Applies a disk manager's deletions after checking them.
-    fn apply_disk_plan(&mut self, plan: &DiskPlan) -> Result<(), SimError> {
+    /// Applies a disk manager's deletions after checking them; `hook` (the
+    /// method that made the plan) names it in an error.
+    fn apply_disk_plan(&mut self, plan: &DiskPlan, hook: &str) -> Result<(), SimError> {
         let mut deleted_jobs: Vec<u64> = Vec::new();
         for &id in &plan.delete_jobs {
             let Ok(i) = self.st.jobs.binary_search_by_key(&id, |j| j.id) else {
-                return Err(self.invalid(Family::Disk, format!("job {id} is not on the host")));
+                return Err(self.invalid(
+                    Family::Disk,
+                    format!("`{hook}`'s plan: job {id} is not on the host"),
+                ));
             };
             if !self.st.job_deletable(&self.st.jobs[i]) {
                 return Err(self.invalid(
                     Family::Disk,
-                    format!("job {id} has started or finished and cannot be deleted"),
+                    format!(
+                        "`{hook}`'s plan: job {id} has started or finished and cannot be deleted"
+                    ),
                 ));
             }
             let j = self.st.jobs.remove(i);
@@ -249,12 +262,15 @@ impl Simulation {
         }
         for &id in &plan.delete_files {
             let Ok(i) = self.st.disk.files.binary_search_by_key(&id, |f| f.id) else {
-                return Err(self.invalid(Family::Disk, format!("file {id} is not on the host")));
+                return Err(self.invalid(
+                    Family::Disk,
+                    format!("`{hook}`'s plan: file {id} is not on the host"),
+                ));
             };
             if self.st.file_referenced(&self.st.disk.files[i]) {
                 return Err(self.invalid(
                     Family::Disk,
-                    format!("file {id} is referenced by a job on the host and cannot be deleted"),
+                    format!("`{hook}`'s plan: file {id} is referenced by a job on the host and cannot be deleted"),
                 ));
             }
             let f = self.st.disk.files.remove(i);
@@ -312,7 +328,7 @@ impl Simulation {
         if self.explaining() {
             self.explain_disk_plan(&plan)?;
         }
-        self.apply_disk_plan(&plan)?;
+        self.apply_disk_plan(&plan, "poll")?;
         self.disk.dirty = false;
         let d = &self.st.disk;
         let used = d.usage();

@@ -219,6 +219,10 @@ impl Simulation {
         let nrsc = st.host.nrsc();
         let clock = Clock::new(scn.duration_days * 86400.0, scn.step_seconds);
         let host = HostAvailability::new(scn, seed, &clock);
+        let [on, active, gpu] = host.at_start();
+        st.host_on = on;
+        st.cpu_allowed = on && active;
+        st.gpu_allowed = on && active && gpu;
         let mut sim = Simulation {
             st,
             pol,
@@ -351,10 +355,10 @@ impl Simulation {
         self.check_invariants().map_err(|m| self.broken(m))?;
         let report = self.report()?;
         let warnings = self.warnings(&report);
-        if self.disk.jobs_failed_disk_full > 1 {
+        if self.disk.files_not_written > 1 {
             let msg = format!(
-                "{} jobs failed in all because a file of theirs did not fit on the disk",
-                self.disk.jobs_failed_disk_full
+                "{} files in all did not fit on the disk, and failed their jobs",
+                self.disk.files_not_written
             );
             self.log.push(self.st.now, "disk", &msg);
         }

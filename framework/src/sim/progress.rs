@@ -29,6 +29,7 @@ use crate::time::{Clock, NEVER};
 pub(super) struct HostAvailability {
     procs: [OnOffProcess; 3],
     next: [Option<u64>; 3],
+    start: [bool; 3],
 }
 
 impl HostAvailability {
@@ -56,8 +57,18 @@ impl HostAvailability {
                 stream(seed, "host-gpu-active", 0),
             ),
         ];
+        // (Before the flips are sought: they consume the processes.)
+        let start = [0, 1, 2].map(|i| procs[i].state_at(0.0));
         let next = [0, 1, 2].map(|i| procs[i].next_flip_step(0, clock.dt, clock.nsteps));
-        HostAvailability { procs, next }
+        HostAvailability { procs, next, start }
+    }
+
+    /// The three states at the start: a process that never flips (a
+    /// fraction of 0 or 1) is never sampled at a flip, so its state is set
+    /// here (`gpu_active_fraction = 0` on an always-active host ran the
+    /// GPUs as if it were 1). Draws nothing.
+    pub fn at_start(&self) -> [bool; 3] {
+        self.start
     }
 
     /// The next step at which some process flips.

@@ -5,6 +5,7 @@
 
 use super::{SimError, Simulation};
 use crate::availability::OnOffProcess;
+use crate::explain::{short_number, Reason};
 use crate::policy::View;
 use crate::policy::{Candidate, ReportedJob, ServerRequest, Verdict, WorkRequest};
 use crate::registry::Family;
@@ -197,7 +198,7 @@ impl Simulation {
         let mut result = Ok(());
         let mut refused = 0u64;
         let mut explained = self.explanation.is_some().then(Vec::new);
-        for &budget in free.iter().take(npasses) {
+        for (pass, &budget) in free.iter().take(npasses).enumerate() {
             sent.clear();
             refused = 0;
             let mut used = 0.0;
@@ -230,7 +231,14 @@ impl Simulation {
                 if let (Some(ex), Ok(verdict)) = (&mut explained, &verdict) {
                     let bytes = app.input_bytes + app.output_bytes;
                     let withheld = *verdict == Verdict::Send && enforce && used + bytes > budget;
-                    match self.pol.send.explain_verdict(&sreq, &sent, &cand, *verdict) {
+                    // A job withheld is withheld for its space, not for
+                    // the sender's reason to send it.
+                    let r = if withheld {
+                        Ok(Some(withheld_reason(pass, bytes, used, budget)))
+                    } else {
+                        self.pol.send.explain_verdict(&sreq, &sent, &cand, *verdict)
+                    };
+                    match r {
                         Ok(r) => ex.push((cand.clone(), *verdict, withheld, r)),
                         Err(e) => {
                             result = Err(e);
@@ -286,4 +294,27 @@ impl Simulation {
         r?;
         Ok(n)
     }
+}
+
+/// Why a server withholds a job its sender would send: its files do not fit
+/// in what is left of the free space of this pass (the client tells three
+/// amounts; see the disk page).
+fn withheld_reason(pass: usize, bytes: f64, used: f64, budget: f64) -> Reason {
+    let which = match pass {
+        0 => "the free space",
+        1 => "the free space if offenders' files were deleted",
+        _ => "the free space if the project's own files were deleted too",
+    };
+    let mb = |x: f64| format!("{} MB", short_number(x / 1e6 + 0.0));
+    Reason::new(format!(
+        "its input and output take {}, and the reply already holds {} of the {} the client told as {which} (pass {})",
+        mb(bytes),
+        mb(used),
+        mb(budget),
+        pass + 1
+    ))
+    .with("job_bytes", bytes)
+    .with("reply_bytes", used)
+    .with("free_bytes", budget)
+    .with("pass", (pass + 1) as f64)
 }
