@@ -321,17 +321,22 @@ fn a_file_that_does_not_fit_on_the_disk_fails_its_job_whatever_the_manager_says(
     )
     .unwrap();
     let policy = format!("disk={}", script.display());
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "scenarios/disk-tight.toml",
+            "--policy",
+            &policy,
+            "--set",
+            "host.disk_gb=25",
+            "--format",
+            "json",
+        ];
+        args.extend(extra);
+        ok(&args)
+    };
     let t = std::time::Instant::now();
-    let (out, err) = ok(&[
-        "run",
-        "scenarios/disk-tight.toml",
-        "--policy",
-        &policy,
-        "--set",
-        "host.disk_gb=25",
-        "--format",
-        "json",
-    ]);
+    let (out, err) = run(&[]);
     assert!(t.elapsed() < common::HOSTILE_BOUND, "{:?}", t.elapsed());
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
     let disk = &j["disk"];
@@ -367,17 +372,7 @@ fn a_file_that_does_not_fit_on_the_disk_fails_its_job_whatever_the_manager_says(
     );
     assert_eq!(err.matches("does not fit on the disk").count(), 1, "{err}");
     // Visiting every step agrees to the byte.
-    let (stepped, _) = ok(&[
-        "run",
-        "scenarios/disk-tight.toml",
-        "--policy",
-        &policy,
-        "--set",
-        "host.disk_gb=25",
-        "--format",
-        "json",
-        "--fixed-step",
-    ]);
+    let (stepped, _) = run(&["--fixed-step"]);
     assert_eq!(stepped, out);
 }
 
