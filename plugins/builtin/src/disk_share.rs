@@ -66,8 +66,11 @@ pub struct Scratch<'a> {
     pub total: f64,
     gone: Vec<bool>,
     referenced: Vec<bool>,
-    /// Per project, its deletable files in deletion order (indices into files).
+    /// Per project, its deletable files in deletion order (indices into
+    /// files), made when first asked for (`sorted`): most calls need no
+    /// deletion, and a 256-CPU host keeps thousands of files.
     order: Vec<Vec<usize>>,
+    sorted: Vec<bool>,
     pub plan: DiskPlan,
 }
 
@@ -81,7 +84,7 @@ impl<'a> Scratch<'a> {
             usage[f.project] += f.bytes;
         }
         let referenced: Vec<bool> = files.iter().map(|f| v.file_referenced(f)).collect();
-        let mut s = Scratch {
+        Scratch {
             v,
             limit: (0..np).map(|p| project_limit(&v, p)).collect(),
             total: usage.iter().sum(),
@@ -89,25 +92,27 @@ impl<'a> Scratch<'a> {
             gone: vec![false; files.len()],
             referenced,
             order: vec![Vec::new(); np],
+            sorted: vec![false; np],
             plan: DiskPlan::default(),
-        };
-        s.sort();
-        s
+        }
     }
 
-    fn sort(&mut self) {
-        let v = self.v;
-        for o in &mut self.order {
-            o.clear();
+    /// Makes `p`'s deletion order, if it is not made: its files neither
+    /// deleted in this plan nor referenced, by `deletion_order`.
+    fn sort(&mut self, p: usize) {
+        if self.sorted[p] {
+            return;
         }
+        let v = self.v;
+        let o = &mut self.order[p];
+        o.clear();
         for (i, f) in v.disk().files.iter().enumerate() {
-            if !self.gone[i] && !self.referenced[i] {
-                self.order[f.project].push(i);
+            if f.project == p && !self.gone[i] && !self.referenced[i] {
+                o.push(i);
             }
         }
-        for o in &mut self.order {
-            o.sort_by(|&a, &b| deletion_order(&v, &v.disk().files[a], &v.disk().files[b]));
-        }
+        o.sort_by(|&a, &b| deletion_order(&v, &v.disk().files[a], &v.disk().files[b]));
+        self.sorted[p] = true;
     }
 
     /// `free_space = all_projects_limit - all_project_usage` (may be negative).
@@ -137,11 +142,14 @@ impl<'a> Scratch<'a> {
         self.usage[f.project] -= f.bytes;
         self.total -= f.bytes;
         self.plan.delete_files.push(f.id);
-        self.order[f.project].retain(|&x| x != i);
+        // (An order not made yet leaves the file out when it is.)
+        let p = f.project;
+        self.order[p].retain(|&x| x != i);
     }
 
     /// The next file of `p` deletable at `level`, if any.
-    pub fn next_file(&self, p: usize, level: u8) -> Option<usize> {
+    pub fn next_file(&mut self, p: usize, level: u8) -> Option<usize> {
+        self.sort(p);
         let v = self.v;
         self.order[p]
             .iter()
@@ -150,7 +158,8 @@ impl<'a> Scratch<'a> {
     }
 
     /// Bytes of `p`'s files that could be deleted at any level.
-    pub fn deletable_bytes(&self, p: usize) -> f64 {
+    pub fn deletable_bytes(&mut self, p: usize) -> f64 {
+        self.sort(p);
         self.order[p]
             .iter()
             .map(|&i| self.v.disk().files[i].bytes)
@@ -176,7 +185,11 @@ impl<'a> Scratch<'a> {
         for &i in &files {
             self.referenced[i] = false;
         }
-        self.sort();
+        // The job's files become deletable: its project's order is made
+        // again when next asked for.
+        if let Some(&i) = files.first() {
+            self.sorted[self.v.disk().files[i].project] = false;
+        }
         for i in files {
             self.delete(i);
         }
@@ -298,7 +311,7 @@ pub fn data_manager_poll(s: &mut Scratch) {
 /// were deleted (each down to its limit, as `get_more_disk_space` would);
 /// free if `p`'s own deletable files were deleted too.
 pub fn free_amounts(v: &View, p: usize) -> [f64; 3] {
-    let s = Scratch::new(v);
+    let mut s = Scratch::new(v);
     let free = s.free();
     let mut from_offenders = 0.0;
     for q in 0..s.usage.len() {
