@@ -367,36 +367,38 @@ fn control_characters_in_a_space_name_are_refused() {
 
 #[test]
 fn a_range_of_what_the_search_sets_itself_is_refused() {
+    // A range `vary` refused by `check` and `search` alike, with nothing
+    // written.
+    let refused = |name: &str, vary: &str, needles: &[&str]| {
+        let dir = search_dir(name);
+        write_space(&dir, "\"s\"", vary);
+        for args in [vec!["check", "space.toml"], search("16", &["--out", "o"])] {
+            timed(vcsim(&args).cwd(&dir)).fails_with(2, needles);
+        }
+        assert!(!dir.join("o").exists(), "nothing was written");
+    };
     // Every run lasted --days; the trail had two contradictory
     // `duration_days` columns.
-    let dir = search_dir("hostile-search-duration");
-    write_space(&dir, "\"s\"", "duration_days = [0.001, 2.0]\n");
-    for args in [vec!["check", "space.toml"], search("16", &["--out", "o"])] {
-        timed(vcsim(&args).cwd(&dir)).fails_with(
-            2,
-            &[
-                "space.toml:7: key `vary.duration_days`",
-                "the search sets the run length itself (`--days`",
-                "give `--days N` instead",
-            ],
-        );
-    }
-    assert!(!dir.join("o").exists(), "nothing was written");
+    refused(
+        "hostile-search-duration",
+        "duration_days = [0.001, 2.0]\n",
+        &[
+            "space.toml:7: key `vary.duration_days`",
+            "the search sets the run length itself (`--days`",
+            "give `--days N` instead",
+        ],
+    );
     // A range of seeds searched for lucky seeds: "worse by 0.5962 at
     // seed=811", where the scenario's own seeds gave 0.4964.
-    let dir = search_dir("hostile-search-seed");
-    write_space(&dir, "\"s\"", "seed = [1, 1000]\n");
-    for args in [vec!["check", "space.toml"], search("16", &["--out", "o"])] {
-        timed(vcsim(&args).cwd(&dir)).fails_with(
-            2,
-            &[
-                "space.toml:7: key `vary.seed`",
-                "a range of them would search for lucky seeds",
-                "give more `--seeds` instead",
-            ],
-        );
-    }
-    assert!(!dir.join("o").exists(), "nothing was written");
+    refused(
+        "hostile-search-seed",
+        "seed = [1, 1000]\n",
+        &[
+            "space.toml:7: key `vary.seed`",
+            "a range of them would search for lucky seeds",
+            "give more `--seeds` instead",
+        ],
+    );
 }
 
 // ---- Finding 6: messages ----

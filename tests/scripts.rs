@@ -170,6 +170,13 @@ fn a_bad_disk_plan_fails_the_run_naming_the_script_function_and_time() {
         "disk-tight-short.toml",
         &text.replace("duration_days = 30", "duration_days = 0.5"),
     );
+    // A disk script's path, and its run on the short scenario.
+    let run_disk = |name: &str, text: &str| {
+        let p = temp_script(name, text);
+        let policy = format!("disk={p}");
+        let out = vcsim(&["run", &scn_path, "--policy", &policy]).run();
+        (p, out)
+    };
     let head = "fn enforces() { true }\n";
     let free = "fn free_space(v, p) { v.host.disk_bytes }\n";
     for (name, hook, text, msg) in [
@@ -210,9 +217,7 @@ fn a_bad_disk_plan_fails_the_run_naming_the_script_function_and_time() {
             "no disk",
         ),
     ] {
-        let p = temp_script(name, &text);
-        let policy = format!("disk={p}");
-        let out = vcsim(&["run", &scn_path, "--policy", &policy]).run();
+        let (p, out) = run_disk(name, &text);
         let err = out.stderr();
         assert_eq!(out.status(), 1, "{err}");
         assert!(err.contains("at simulated time"), "{err}");
@@ -235,9 +240,7 @@ fn a_bad_disk_plan_fails_the_run_naming_the_script_function_and_time() {
             "invalid decision: `make_room`'s plan: job 99999 is not on the host",
         ),
     ] {
-        let p = temp_script(name, &text);
-        let policy = format!("disk={p}");
-        let out = vcsim(&["run", &scn_path, "--policy", &policy]).run();
+        let (p, out) = run_disk(name, &text);
         out.fails_with(
             1,
             &["at simulated time", &format!("disk policy `{p}`"), msg],

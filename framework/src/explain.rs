@@ -150,6 +150,12 @@ pub fn short_number(x: f64) -> String {
     format!("{}", (x * scale).round() / scale)
 }
 
+/// Bytes in megabytes for a sentence: `120 MB` (never `-0 MB`: an empty
+/// float sum is -0).
+pub fn short_mb(bytes: f64) -> String {
+    format!("{} MB", short_number(bytes / 1e6 + 0.0))
+}
+
 /// A duration for a sentence: `3.6 h`, `25 min`, `2.1 d`.
 pub fn short_duration(secs: f64) -> String {
     let a = secs.abs();

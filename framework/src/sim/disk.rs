@@ -4,7 +4,7 @@
 //! manager's `poll` after every change, which may suspend computation.
 
 use super::{live_view, SimError, Simulation};
-use crate::explain::short_number;
+use crate::explain::{short_mb, short_number};
 use crate::model::{FileInfo, FileKind, JobState, P_LOW};
 use crate::policy::DiskPlan;
 use crate::registry::Family;
@@ -123,9 +123,9 @@ impl Simulation {
         }
         let d = &self.st.disk;
         let msg = format!(
-            "job {job} of project `{}` failed: its {what} file ({} MB) does not fit on the disk ({} of the {} GB BOINC's files can take are used; said once, the log's last line counts such files)",
+            "job {job} of project `{}` failed: its {what} file ({}) does not fit on the disk ({} of the {} GB BOINC's files can take are used; said once, the log's last line counts such files)",
             self.st.projects[p].name,
-            short_number(bytes / 1e6),
+            short_mb(bytes),
             // (`+ 0.0`: an empty sum is -0, which would print so.)
             short_number(d.usage() / 1e9 + 0.0),
             short_number(d.capacity / 1e9),

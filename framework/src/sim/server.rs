@@ -5,7 +5,7 @@
 
 use super::{SimError, Simulation};
 use crate::availability::OnOffProcess;
-use crate::explain::{short_number, Reason};
+use crate::explain::{short_mb, Reason};
 use crate::policy::View;
 use crate::policy::{Candidate, ReportedJob, ServerRequest, Verdict, WorkRequest};
 use crate::registry::Family;
@@ -305,12 +305,11 @@ fn withheld_reason(pass: usize, bytes: f64, used: f64, budget: f64) -> Reason {
         1 => "the free space if offenders' files were deleted",
         _ => "the free space if the project's own files were deleted too",
     };
-    let mb = |x: f64| format!("{} MB", short_number(x / 1e6 + 0.0));
     Reason::new(format!(
         "its input and output take {}, and the reply already holds {} of the {} the client told as {which} (pass {})",
-        mb(bytes),
-        mb(used),
-        mb(budget),
+        short_mb(bytes),
+        short_mb(used),
+        short_mb(budget),
         pass + 1
     ))
     .with("job_bytes", bytes)
