@@ -401,7 +401,8 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             if vcsim_search::space::is_space_text(&text) {
                 return crate::search_cmd::check_space(file);
             }
-            let scn = crate::import_cmd::load_scenario(file)?;
+            // From the text already read: a pipe (`<(generate)`) reads once.
+            let scn = vcsim_framework::Scenario::from_toml_str(&text, file).map_err(|e| Failure::input(e.to_string()))?;
             let _ = registry_for(plugins, &[])?;
             output::emitln(&format!("{}: scenario `{}` is valid ({}, {} days)", output::name(&file.display().to_string()), output::name(&scn.name), count(scn.projects.len(), "project"), scn.duration_days))
         }

@@ -837,6 +837,53 @@ fn an_endless_input_is_refused_at_its_size_bound() {
     timed(vcsim(&["merge", &s(&shard), "--out", &out])).fails_with(2, &["manifest.json", text]);
 }
 
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_no_program_writes_to_is_refused_not_waited_for() {
+    // Opening a pipe waits for a writer: `run` on a named pipe no one
+    // writes to used to wait for ever. It is refused at once; a pipe whose
+    // writer is already there (bash's `<(...)`) is read as a file.
+    let dir = temp_dir("hostile-fifo");
+    let fifo = |name: &str| {
+        let p = dir.join(name);
+        let _ = std::fs::remove_file(&p);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&p)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        s(&p)
+    };
+    let (toml, rhai, xml) = (fifo("s.toml"), fifo("p.rhai"), fifo("c.xml"));
+    let text = "an empty pipe that no program writes to (vcsim reads a pipe once and does not wait for a writer)";
+    timed(vcsim(&["run", &toml])).fails_with(2, &["s.toml", text]);
+    timed(vcsim(&["check", &toml])).fails_with(2, &["s.toml", text]);
+    let spec = format!("cpu={rhai}");
+    timed(vcsim(&[
+        "run",
+        "scenarios/paper-base.toml",
+        "--policy",
+        &spec,
+    ]))
+    .fails_with(2, &["p.rhai", text]);
+    timed(vcsim(&["import", &xml])).fails_with(2, &["c.xml", text]);
+
+    let bin = env!("CARGO_BIN_EXE_vcsim");
+    let out = std::process::Command::new("bash")
+        .current_dir(common::root())
+        .arg("-c")
+        .arg(format!(
+            "'{bin}' check <(sed 's/^seed = .*/seed = 7/' scenarios/paper-base.toml)"
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn a_sweep_of_more_runs_than_one_process_makes_is_refused_before_running() {
     // 11 cells x 1 policy x 100,000 replications: 1.1 million runs, whose

@@ -1,6 +1,8 @@
 //! Reading a user's file with a bound on its size, so that `/dev/zero`, a
 //! stream that never ends or a file of gigabytes is refused at once rather
-//! than filling memory.
+//! than filling memory; and without waiting for a writer that may never
+//! come, so that a named pipe no program writes to is refused at once
+//! rather than hanging the command.
 
 use std::io::{self, Read};
 use std::path::Path;
@@ -17,9 +19,14 @@ pub const MAX_RESULTS_BYTES: u64 = 1 << 30;
 /// The file's bytes, or an error if it holds more than `max` (the message
 /// says the bound; callers prefix the path).
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
-    let file = std::fs::File::open(path)?;
+    let (file, pipe) = open(path)?;
     let mut bytes = Vec::new();
     file.take(max + 1).read_to_end(&mut bytes)?;
+    if pipe && bytes.is_empty() {
+        return Err(io::Error::other(
+            "an empty pipe that no program writes to (vcsim reads a pipe once and does not wait for a writer)",
+        ));
+    }
     if bytes.len() as u64 > max {
         return Err(io::Error::other(format!(
             "larger than {} MB, the most vcsim reads of such a file",
@@ -27,6 +34,29 @@ pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
         )));
     }
     Ok(bytes)
+}
+
+/// The file opened to read, and whether it is a pipe. Opening a pipe waits
+/// for a writer, forever if none comes: it is opened without waiting, then
+/// read with waiting, which reads what a writer already there writes
+/// (`vcsim run <(sed ...)`) and ends at once if there is none.
+#[cfg(unix)]
+fn open(path: &Path) -> io::Result<(std::fs::File, bool)> {
+    use rustix::fs::{fcntl_getfl, fcntl_setfl, Mode, OFlags};
+    let fd = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    fcntl_setfl(&fd, fcntl_getfl(&fd)? - OFlags::NONBLOCK)?;
+    let file = std::fs::File::from(fd);
+    let pipe = std::os::unix::fs::FileTypeExt::is_fifo(&file.metadata()?.file_type());
+    Ok((file, pipe))
+}
+
+#[cfg(not(unix))]
+fn open(path: &Path) -> io::Result<(std::fs::File, bool)> {
+    Ok((std::fs::File::open(path)?, false))
 }
 
 /// [`read_bounded`] as UTF-8 text.
@@ -46,6 +76,26 @@ mod tests {
             e.to_string(),
             "larger than 1 MB, the most vcsim reads of such a file"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_no_program_writes_to_is_refused_at_once() {
+        let dir = std::env::temp_dir().join(format!("vcsim-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("scenario.toml");
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let e = read_bounded(&fifo, 1 << 20).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "an empty pipe that no program writes to (vcsim reads a pipe once and does not wait for a writer)"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
