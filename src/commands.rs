@@ -79,6 +79,9 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 policy.unwrap_or_else(|| crate::extensions::default_spec(&scn).to_string());
             let specs = crate::extensions::parse_specs(&[policy])?;
             let reg = registry_for(&plugins, &specs)?;
+            // Again, now that every input is read (scripts, BOINC files
+            // beside the one named): an output must replace none of them.
+            output::check_distinct(&outputs, &[])?;
             let opts = SimOptions {
                 stepping: if fixed_step {
                     Stepping::FixedStep

@@ -411,6 +411,10 @@ pub fn diverge(a: &DivergeArgs) -> Result<(), Failure> {
         output::check_distinct(&[("--timeline", p)], &[("the scenario", a.scenario)])?;
     }
     let (sa, sb, reg) = sides(a)?;
+    if let Some(p) = a.timeline {
+        // Now that every input is read (scripts, BOINC files beside one).
+        output::not_an_input(p, "--timeline")?;
+    }
     let tl = a.timeline.is_some();
     let (oa, ob) = rayon::join(
         || explained_run(&sa.scn, &reg, &sa.spec, sa.seed, tl, None, diverge_bounds()),

@@ -21,6 +21,10 @@ pub fn import(input: &Path, out: Option<&Path>) -> Result<(), Failure> {
         crate::output::check_distinct(&[("--out", path)], &[("the input", input)])?;
     }
     let imp = vcsim_import::import_path(input).map_err(|e| Failure::input(e.to_string()))?;
+    if let Some(path) = out {
+        // The files read beside the input (`global_prefs.xml`, ...) too.
+        crate::output::not_an_input(path, "--out")?;
+    }
     print_warnings(&imp.warnings);
     match out {
         Some(path) => {

@@ -179,7 +179,24 @@ pub fn check_distinct(
             return Err(clash(format!("{what} (which it reads)")));
         }
     }
+    for (flag, path) in outputs {
+        not_an_input(path, flag)?;
+    }
     Ok(())
+}
+
+/// Refuses an output at a file the command has read (by any name: a
+/// script, a BOINC file beside the one named, a hard link): writing would
+/// replace the input (status 2).
+pub fn not_an_input(path: &std::path::Path, flag: &str) -> Result<(), crate::Failure> {
+    match vcsim_framework::input::read_as(path) {
+        Some(input) => Err(crate::Failure::input(format!(
+            "{}: {flag} and {} (which it reads) name the same file",
+            name(&path.display().to_string()),
+            name(&input.display().to_string())
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// `p` as the file system resolves it: the file's own path if it exists,
@@ -203,6 +220,7 @@ pub fn write_output(
     flag: &str,
     text: impl AsRef<[u8]>,
 ) -> Result<(), crate::Failure> {
+    not_an_input(path, flag)?;
     std::fs::write(path, text).map_err(|e| unwritable(path, flag, &e))
 }
 
@@ -376,10 +394,16 @@ pub fn run_csv(r: &RunReport, spec: &PolicySpec) -> String {
     row.extend(
         Metrics::NAMES
             .iter()
-            .map(|m| num(r.metrics.get(m).unwrap_or(0.0))),
+            .map(|m| csv_num(r.metrics.get(m).unwrap_or(0.0))),
     );
     w.write_record(&row).expect("in memory");
     String::from_utf8(w.into_inner().expect("in memory")).expect("utf-8")
+}
+
+/// A number for programs: 6 significant digits, as the JSON and a sweep's
+/// CSV files write it (the 4 of [`num`] are for people).
+fn csv_num(x: f64) -> String {
+    vcsim_framework::metrics::round6(x).to_string()
 }
 
 fn cell(mean: f64, lo: Option<f64>, hi: Option<f64>) -> String {
@@ -524,7 +548,7 @@ pub fn compare_csv(c: &Comparison) -> String {
         "verdict",
     ])
     .expect("in memory");
-    let opt = |x: Option<f64>| x.map(num).unwrap_or_default();
+    let opt = |x: Option<f64>| x.map(csv_num).unwrap_or_default();
     for p in &c.policies {
         for s in &p.metrics {
             let d = c
@@ -536,10 +560,10 @@ pub fn compare_csv(c: &Comparison) -> String {
                 p.policy.clone(),
                 p.spec.clone(),
                 s.metric.clone(),
-                num(s.mean),
+                csv_num(s.mean),
                 opt(s.ci_low),
                 opt(s.ci_high),
-                d.map(|d| num(d.mean)).unwrap_or_default(),
+                d.map(|d| csv_num(d.mean)).unwrap_or_default(),
                 opt(d.and_then(|d| d.ci_low)),
                 opt(d.and_then(|d| d.ci_high)),
                 d.map(|d| d.verdict.text().to_string()).unwrap_or_default(),

@@ -118,10 +118,20 @@ enum Event {
     Rerun,
 }
 
-fn max_runs() -> Option<u64> {
-    std::env::var("VCSIM_WATCH_MAX_RUNS")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
+/// The runs after which the watch ends, if `VCSIM_WATCH_MAX_RUNS` is set;
+/// a value that is not a positive whole number is bad input (ignored, it
+/// left a watch that was meant to end running for ever).
+fn max_runs() -> Result<Option<u64>, Failure> {
+    match std::env::var_os("VCSIM_WATCH_MAX_RUNS") {
+        None => Ok(None),
+        Some(v) => match v.to_str().and_then(|s| s.trim().parse::<u64>().ok()) {
+            Some(n) if n > 0 => Ok(Some(n)),
+            _ => Err(Failure::input(format!(
+                "VCSIM_WATCH_MAX_RUNS={}: must be a positive whole number of runs",
+                crate::output::name(&v.to_string_lossy())
+            ))),
+        },
+    }
 }
 
 /// Runs `once`, then re-runs it whenever a watched file changes, printing
@@ -135,8 +145,8 @@ where
     S: Fn(&Comparison) -> String,
 {
     use std::io::Write;
+    let limit = max_runs()?;
     let files = watched_files(scenario, policies);
-    let limit = max_runs();
     let (tx, rx) = mpsc::channel();
     // Without a terminal (a pipe, /dev/null, a CI job) standard input is no
     // keyboard: the watch goes on until it is killed or has made

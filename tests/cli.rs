@@ -304,3 +304,54 @@ fn the_timeline_csv_lists_what_ran_where() {
     assert!(csv.lines().count() > 10);
     assert!(csv.contains(",climate,cpu,") && csv.contains(",proteins,cpu,"));
 }
+
+#[test]
+fn run_and_compare_csv_carry_the_jsons_digits() {
+    // They wrote the tables' 4 significant digits (0.007937 for the
+    // JSON's 0.00793651).
+    let json = vcsim(&[
+        "run",
+        "scenarios/paper-base.toml",
+        "--set",
+        "duration_days=3",
+        "--format",
+        "json",
+    ])
+    .run()
+    .succeeds();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rpj = v["metrics"]["rpcs_per_job"].as_f64().unwrap();
+    assert!(
+        rpj.to_string().len() > 5,
+        "{rpj}: pick a metric with more digits"
+    );
+    let csv = vcsim(&[
+        "run",
+        "scenarios/paper-base.toml",
+        "--set",
+        "duration_days=3",
+        "--format",
+        "csv",
+    ])
+    .run()
+    .succeeds();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let i = head.iter().position(|h| *h == "rpcs_per_job").unwrap();
+    assert_eq!(row[i], rpj.to_string());
+    let csv = vcsim(&[
+        "compare",
+        "scenarios/paper-base.toml",
+        "--set",
+        "duration_days=3",
+        "--policy",
+        "CS2_WF2_WS2_JC2",
+        "--format",
+        "csv",
+    ])
+    .run()
+    .succeeds();
+    let line = csv.lines().find(|l| l.contains(",rpcs_per_job,")).unwrap();
+    assert!(line.contains(&format!(",rpcs_per_job,{rpj},")), "{line}");
+}

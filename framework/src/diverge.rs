@@ -221,13 +221,40 @@ fn rpc_consequence(a: &Explanation, b: &Explanation, from: usize) -> Option<RpcC
     }
 }
 
-/// Each project's fraction of the work done by time `t` (step function of
-/// the recorded samples).
+/// Each project's fraction of the work done by time `t`: the recorded
+/// points are where the rates of work change, so the work between two is
+/// interpolated linearly (a step function gave one run's share at its last
+/// schedule, an hour stale, against the other's at `t`).
 fn shares_at(e: &Explanation, t: Time, min_work: f64) -> Option<Vec<f64>> {
     let i = e.work_done.partition_point(|(x, _)| *x <= t);
-    let (_, w) = e.work_done.get(i.checked_sub(1)?)?;
+    let (t0, w0) = e.work_done.get(i.checked_sub(1)?)?;
+    let w: Vec<f64> = match e.work_done.get(i) {
+        Some((t1, w1)) if *t1 > *t0 => {
+            let f = (t - t0) / (t1 - t0);
+            w0.iter().zip(w1).map(|(a, b)| a + (b - a) * f).collect()
+        }
+        _ => w0.clone(),
+    };
     let total: f64 = w.iter().sum();
     (total > 0.0 && total >= min_work).then(|| w.iter().map(|x| x / total).collect())
+}
+
+/// When a run's work done reaches `min_work` FLOPs in all (linear between
+/// the points), if it does.
+fn reaches(e: &Explanation, min_work: f64) -> Option<Time> {
+    let total = |w: &Vec<f64>| w.iter().sum::<f64>();
+    let i = e.work_done.iter().position(|(_, w)| total(w) >= min_work)?;
+    let (t1, w1) = &e.work_done[i];
+    let Some((t0, w0)) = i.checked_sub(1).map(|j| &e.work_done[j]) else {
+        return Some(*t1);
+    };
+    let (a, b) = (total(w0), total(w1));
+    Some(if b > a {
+        let t = t0 + (t1 - t0) * (min_work - a) / (b - a);
+        t.clamp(*t0, *t1)
+    } else {
+        *t1
+    })
 }
 
 /// The first time from `from` at which some project's share of the work
@@ -247,6 +274,11 @@ fn share_consequence(
         .map(|(t, _)| *t)
         .filter(|t| *t >= from)
         .collect();
+    // And the time both runs have done `min_work`, which may fall between
+    // points.
+    if let (Some(x), Some(y)) = (reaches(a, min_work), reaches(b, min_work)) {
+        times.push(x.max(y).max(from));
+    }
     times.sort_by(f64::total_cmp);
     times.dedup();
     for t in times {
@@ -336,12 +368,43 @@ mod tests {
         let mut b = Explanation::default();
         a.work_done = vec![(0.0, vec![1.0, 1.0]), (100.0, vec![3.0, 1.0])];
         b.work_done = vec![(0.0, vec![1.0, 1.0]), (200.0, vec![1.0, 3.0])];
+        // At 100, B's work is half way to its next point: [1, 2], not its
+        // last point's [1, 1] (a step function gave B's share an hour stale).
         let s = share_consequence(&a, &b, 0.0, 0.1, 0.0).expect("drift");
         assert_eq!(s.at, 100.0);
-        assert_eq!((s.share_a, s.share_b), (0.75, 0.5));
+        assert_eq!((s.share_a, s.share_b), (0.75, 1.0 / 3.0));
         assert!(share_consequence(&a, &b, 0.0, 0.6, 0.0).is_none());
-        // Not before both runs have done enough work to tell.
+        // Not before both runs have done enough work to tell: A has done 4
+        // at 100, B at 200.
         let s = share_consequence(&a, &b, 0.0, 0.1, 4.0).expect("drift");
         assert_eq!(s.at, 200.0);
+        assert_eq!((s.share_a, s.share_b), (0.75, 0.25));
+        // Between points: both have done 3 at 150 (A past its last point).
+        let s = share_consequence(&a, &b, 0.0, 0.1, 3.0).expect("drift");
+        assert_eq!(s.at, 100.0);
+        b.work_done = vec![
+            (0.0, vec![1.0, 1.0]),
+            (100.0, vec![1.0, 2.0]),
+            (300.0, vec![1.0, 4.0]),
+        ];
+        let s = share_consequence(&a, &b, 0.0, 0.1, 3.5).expect("drift");
+        assert_eq!(s.at, 150.0);
+        assert_eq!((s.share_a, s.share_b), (0.75, 1.0 / 3.5));
+    }
+
+    #[test]
+    fn a_stretch_without_work_keeps_its_two_ends() {
+        let mut e = Explanation::default();
+        for (t, w) in [
+            (0.0, 1.0),
+            (10.0, 2.0),
+            (20.0, 2.0),
+            (30.0, 2.0),
+            (40.0, 3.0),
+        ] {
+            e.work_done(t, vec![w]);
+        }
+        let times: Vec<f64> = e.work_done.iter().map(|(t, _)| *t).collect();
+        assert_eq!(times, [0.0, 10.0, 30.0, 40.0]);
     }
 }

@@ -278,8 +278,11 @@ pub struct Explanation {
     /// past them, every other point).
     pub rankings: Vec<(Time, Ranking)>,
     /// Per project, the FLOPs computed so far (reported, in progress, or
-    /// finished and waiting to be reported), after each run list applied,
-    /// kept only when they moved (at most [`MAX_SERIES_VALUES`] values).
+    /// finished and waiting to be reported), after each run list applied
+    /// and each change of the host's availability, where the rates of work
+    /// change: between two points the work grows linearly (but for a job
+    /// that finishes between steps, idle until the next). A stretch without
+    /// work keeps its two ends (at most [`MAX_SERIES_VALUES`] values).
     pub work_done: Vec<(Time, Vec<f64>)>,
     /// The client's state where [`crate::SimOptions::snapshot_at`] asked.
     #[serde(skip)]
@@ -370,8 +373,17 @@ impl Explanation {
         }
     }
     pub(crate) fn work_done(&mut self, t: Time, mut w: Vec<f64>) {
+        // A stretch without work keeps its two ends (the later one moved
+        // on), so that the series is linear between its points.
+        let n = self.work_done.len();
         if self.work_done.last().is_some_and(|(_, lw)| *lw == w) {
-            return;
+            if n >= 2 && self.work_done[n - 2].1 == w {
+                self.work_done[n - 1].0 = t;
+                return;
+            }
+            if self.work_done[n - 1].0 == t {
+                return;
+            }
         }
         w.shrink_to_fit();
         match self.work_done.last_mut() {

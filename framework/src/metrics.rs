@@ -194,8 +194,15 @@ pub fn round6(x: f64) -> f64 {
     if digits > 15 {
         return x;
     }
-    let m = 10f64.powi(digits);
-    let r = (x * m).round() / m;
+    // Scaled by an exact power of ten: 10^-9 is not one, and 5.46e14
+    // scaled by it and back came out one ulp short (545999999999999.94).
+    let r = if digits >= 0 {
+        let m = 10f64.powi(digits);
+        (x * m).round() / m
+    } else {
+        let m = 10f64.powi(-digits);
+        (x / m).round() * m
+    };
     if r == 0.0 {
         0.0
     } else {
@@ -252,6 +259,10 @@ mod tests {
     fn rounding_keeps_six_significant_digits() {
         assert_eq!(round6(0.123456789), 0.123457);
         assert_eq!(round6(123456789.0), 123457000.0);
+        // Large values: a run's FLOPs came out one ulp short.
+        assert_eq!(round6(545999999999999.94), 546000000000000.0);
+        assert_eq!(round6(272999999999999.97), 273000000000000.0);
+        assert_eq!(round6(5.46e14).to_string(), "546000000000000");
         assert_eq!(round6(0.0), 0.0);
     }
 }

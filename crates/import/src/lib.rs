@@ -80,7 +80,7 @@ pub fn import_path_with(path: &Path, options: &Options) -> Result<Imported, Impo
                   w: &mut Vec<String>|
      -> Result<Option<input::FileText<'static>>, ImportError> {
         let p = dir.join(format!("{prefix}{name}"));
-        if readable(&p) {
+        if present(&p)? {
             Ok(Some((p.clone(), Cow::Owned(read(&p, w)?))))
         } else {
             Ok(None)
@@ -189,16 +189,13 @@ fn app_configs(
     let Ok(rd) = std::fs::read_dir(dir.join("projects")) else {
         return Ok(Vec::new());
     };
-    let mut found: Vec<(String, PathBuf)> = rd
-        .flatten()
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                e.path().join("app_config.xml"),
-            )
-        })
-        .filter(|(_, p)| readable(p))
-        .collect();
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    for e in rd.flatten() {
+        let p = e.path().join("app_config.xml");
+        if present(&p)? {
+            found.push((e.file_name().to_string_lossy().into_owned(), p));
+        }
+    }
     found.sort();
     found
         .into_iter()
@@ -365,7 +362,7 @@ fn locate(
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if let Some((f, prefix)) = classify(&name) {
-                if readable(&e.path()) {
+                if present(&e.path())? {
                     found.push((e.path(), f, prefix));
                 }
             }
@@ -419,8 +416,29 @@ fn locate(
 /// Whether a file beside the input is there to read: a regular file, or a
 /// FIFO or device (read as named, like the input itself; skipping one left
 /// a `global_prefs_override.xml` fed through a FIFO out without a word).
-fn readable(p: &Path) -> bool {
-    p.exists() && !p.is_dir()
+/// Something there that cannot be read as a file (a directory, a link to
+/// nothing or in a loop) is an error naming it: taken as absent, it gave
+/// vcsim's defaults without a word.
+fn present(p: &Path) -> Result<bool, ImportError> {
+    let err = |m: String| ImportError {
+        file: p.to_path_buf(),
+        line: None,
+        element: None,
+        message: m,
+    };
+    match std::fs::symlink_metadata(p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(err(format!("cannot read the file: {e}"))),
+        Ok(_) => {}
+    }
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_dir() => Err(err("it is a directory, where BOINC keeps a file".into())),
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(err("it is a symbolic link to nothing".into()))
+        }
+        Err(e) => Err(err(format!("cannot read the file: {e}"))),
+    }
 }
 
 /// The name of the first element, without parsing the whole file.

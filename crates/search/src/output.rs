@@ -97,46 +97,10 @@ pub fn worst_toml(
     Ok(out)
 }
 
-/// Checks, before the first run, that `dir` can take the outputs `names`:
-/// the directory is created if missing and written to (a probe file), and
-/// each output is absent or a regular file that can be written. A
-/// directory, a FIFO (whose writer would wait forever for a reader), a
-/// socket or a device in an output's place is refused, naming it.
+/// Checks, before the first run, that `dir` can take the search's outputs
+/// `names` (see `vcsim_sweep::prepare_outputs`).
 pub fn prepare_out(dir: &Path, names: &[&str]) -> Result<(), String> {
-    vcsim_sweep::prepare_dir(dir)?;
-    for name in names {
-        let p = dir.join(name);
-        let fail = |why: String| {
-            format!(
-                "{}: cannot write the search's `{name}` there: {why}; remove it or choose another --out",
-                p.display()
-            )
-        };
-        match std::fs::metadata(&p) {
-            Ok(m) if m.is_file() => {
-                // Opened to append: the file is not changed, only tried.
-                std::fs::OpenOptions::new()
-                    .append(true)
-                    .open(&p)
-                    .map_err(|e| fail(e.to_string()))?;
-            }
-            Ok(m) => {
-                let kind = if m.is_dir() {
-                    "it is a directory"
-                } else {
-                    "it is not a regular file (a FIFO, a socket or a device)"
-                };
-                return Err(fail(kind.into()));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if std::fs::symlink_metadata(&p).is_ok() {
-                    return Err(fail("it is a symbolic link to nothing".into()));
-                }
-            }
-            Err(e) => return Err(fail(e.to_string())),
-        }
-    }
-    Ok(())
+    vcsim_sweep::prepare_outputs(dir, "search", names)
 }
 
 /// `s` quoted for a POSIX shell (plain words as they are).

@@ -293,6 +293,11 @@ fn apply_inner(scn: &Scenario, s: &Setting) -> Result<Scenario, Fault> {
                         a.flops_mean *= f;
                         a.flops_estimate *= f;
                         a.flops_stddev *= f;
+                        // An app's own bound scales as the project's, so
+                        // that its jobs keep their slack.
+                        if let Some(d) = &mut a.latency_bound_days {
+                            *d *= f;
+                        }
                     }
                     if i > 1 {
                         p.jobs.clear();
@@ -312,6 +317,12 @@ fn apply_inner(scn: &Scenario, s: &Setting) -> Result<Scenario, Fault> {
                     p.apps.iter().map(|a| a.flops_mean).sum::<f64>() / p.apps.len().max(1) as f64
                 };
                 p.latency_bound_days = slack * mean_flops / cpu / 86400.0;
+                // An app with its own bound gets the slack of its own jobs.
+                for a in &mut p.apps {
+                    if let Some(d) = &mut a.latency_bound_days {
+                        *d = slack * a.flops_mean / cpu / 86400.0;
+                    }
+                }
             }
         }
         Param::BufferHours => {
@@ -535,6 +546,24 @@ mod tests {
     fn slack_is_bound_over_run_time() {
         let s = apply(&base(), &set("slack", 2.into())).unwrap();
         assert!((s.projects[0].latency_bound_days * 86400.0 - 2.0 * 13000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn an_apps_own_bound_follows_mix_and_slack() {
+        // An app's own bound was left as it was: under `slack = 5` its jobs
+        // kept another slack, and under `mix` P2's twice longer jobs half it.
+        let mut scn = base();
+        let mut short = scn.projects[0].apps[0].clone();
+        short.name = "short".into();
+        short.flops_mean /= 2.0;
+        short.latency_bound_days = Some(0.5);
+        scn.projects[0].apps.push(short);
+        let s = apply(&scn, &set("mix", 2.into())).unwrap();
+        assert_eq!(s.projects[1].apps[1].latency_bound_days, Some(1.0));
+        let s = apply(&scn, &set("slack", 5.into())).unwrap();
+        let run_time = s.projects[0].apps[1].flops_mean / s.host.cpu_flops;
+        let bound = s.projects[0].apps[1].latency_bound_days.unwrap() * 86400.0;
+        assert!((bound - 5.0 * run_time).abs() < 1e-6, "{bound} {run_time}");
     }
 
     #[test]

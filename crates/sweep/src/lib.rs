@@ -39,7 +39,7 @@ pub use data::{
     VERSION,
 };
 pub use knobs::{Param, Setting};
-pub use output::{merge, prepare_dir, write_outputs, MergeError};
+pub use output::{merge, prepare_dir, prepare_outputs, write_outputs, MergeError};
 
 /// The most replications a sweep or `vcsim compare` runs per cell and
 /// policy: far more than a confidence interval needs.

@@ -133,10 +133,22 @@ pub fn owned_files() -> Vec<String> {
     v
 }
 
-/// Checks, before the first run, that `dir` can take a sweep's outputs:
-/// creates it if missing and writes and removes a probe file in it. The
-/// error names the directory.
+/// Checks, before the first run, that `dir` can take a sweep's outputs
+/// ([`owned_files`]): see [`prepare_outputs`].
 pub fn prepare_dir(dir: &Path) -> Result<(), String> {
+    let names = owned_files();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    prepare_outputs(dir, "sweep", &names)
+}
+
+/// Checks, before the first run, that `dir` can take the outputs `names`
+/// of a `command` (named in the errors):
+/// the directory is created if missing and written to (a probe file), and
+/// each output is absent or a regular file that can be written and that
+/// this process has not read (an input: the base scenario through a link).
+/// A directory, a FIFO (whose writer would wait for ever for a reader), a
+/// socket or a device in an output's place is refused, naming it.
+pub fn prepare_outputs(dir: &Path, command: &str, names: &[&str]) -> Result<(), String> {
     let fail = |e: &dyn std::fmt::Display| {
         format!(
             "{}: cannot write the outputs there: {e}; choose another --out",
@@ -150,6 +162,44 @@ pub fn prepare_dir(dir: &Path) -> Result<(), String> {
     let probe = dir.join(format!(".vcsim-write-check-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|e| fail(&e))?;
     std::fs::remove_file(&probe).map_err(|e| fail(&e))?;
+    for name in names {
+        let p = dir.join(name);
+        let fail = |why: String| {
+            format!(
+                "{}: cannot write the {command}'s `{name}` there: {why}; remove it or choose another --out",
+                p.display()
+            )
+        };
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_file() => {
+                if let Some(input) = input::read_as(&p) {
+                    return Err(fail(format!(
+                        "it is {}, which this command reads",
+                        input.display()
+                    )));
+                }
+                // Opened to append: the file is not changed, only tried.
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&p)
+                    .map_err(|e| fail(e.to_string()))?;
+            }
+            Ok(m) => {
+                let kind = if m.is_dir() {
+                    "it is a directory"
+                } else {
+                    "it is not a regular file (a FIFO, a socket or a device)"
+                };
+                return Err(fail(kind.into()));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if std::fs::symlink_metadata(&p).is_ok() {
+                    return Err(fail("it is a symbolic link to nothing".into()));
+                }
+            }
+            Err(e) => return Err(fail(e.to_string())),
+        }
+    }
     Ok(())
 }
 

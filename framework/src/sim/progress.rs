@@ -264,6 +264,9 @@ impl Simulation {
             }
         }
         self.update_rates();
+        // The work's rate changes here too, not only at a schedule: the
+        // series stays linear between its points (see `diverge`'s shares).
+        self.explain_work_done();
     }
 
     /// Which running jobs compute, and how fast: after any change to the

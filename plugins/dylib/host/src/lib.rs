@@ -158,6 +158,15 @@ struct Meta {
 
 fn open(path: &Path, canon: &Path) -> Result<Plugin, String> {
     let shown = path.display().to_string();
+    // The loader opens a FIFO as any file, and waits for a writer.
+    match std::fs::metadata(canon) {
+        Ok(m) if !m.is_file() => {
+            return Err(format!(
+                "{shown}: not a loadable library: it is not a regular file"
+            ))
+        }
+        _ => vcsim_framework::input::note_read(canon),
+    }
     // SAFETY: loading a library runs its initialisers; a vcsim plugin built
     // with the SDK has none of its own. This is the trust one gives a plugin.
     let lib = unsafe { Library::new(canon) }
