@@ -110,8 +110,10 @@ const DRY_RUN_UNITS: u64 = 50_000_000;
 fn hint(error: &str) -> Option<&'static str> {
     let has = |s: &str| error.contains(s);
     let missing = has("Function not found");
-    if has("Function not found: now (") || has("Function not found: step (") {
-        Some("`v.now` and `v.step` are properties, not methods: write `v.now`, without `()`")
+    if has("Function not found: now (") {
+        Some("`v.now` is a property, not a method: write `v.now`, without `()`")
+    } else if has("Function not found: step (") || has("Unknown property 'step'") {
+        Some("the step's length is a preference: `v.prefs.step` (seconds), without `()`")
     } else if (has("Function not found: .. (") || has("Function not found: ..= (")) && has("f64") {
         Some("a range needs integers: `0..v.host.ncpus` is a float range; write `0..v.host.ncpus.to_int()`")
     } else if missing && (has("((),") || has(", ())")) {
@@ -131,7 +133,12 @@ mod tests {
     fn common_mistakes_get_a_hint() {
         assert!(hint("Function not found: now (ViewH) (line 3, position 9)")
             .unwrap()
-            .contains("properties"));
+            .contains("a property"));
+        assert!(
+            hint("Unknown property 'step' - a getter is not registered for type 'View'")
+                .unwrap()
+                .contains("`v.prefs.step`")
+        );
         assert!(hint("Function not found: .. (i64, f64)")
             .unwrap()
             .contains("integers"));

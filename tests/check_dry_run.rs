@@ -30,7 +30,7 @@ fn calling_a_property_as_a_method_is_caught_with_its_line_and_a_hint() {
     assert!(e.contains(&format!("{p}:3:")), "{e}");
     assert!(e.contains("5-day dry run"), "{e}");
     assert!(
-        e.contains("hint: `v.now` and `v.step` are properties"),
+        e.contains("hint: `v.now` is a property, not a method"),
         "{e}"
     );
 }

@@ -802,6 +802,31 @@ fn a_knob_that_overflows_names_the_knob_or_the_infinite_value() {
     );
 }
 
+/// `check` of a scenario, a run with a script policy and an import, each
+/// given the special file of its kind (`[toml, rhai, xml]`), fail naming
+/// the file with `text` (`xml_text` for the import).
+fn each_input_refused(files: [&str; 3], text: &str, xml_text: &str) {
+    let name = |f: &str| {
+        Path::new(f)
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    let [toml, rhai, xml] = files;
+    timed(vcsim(&["check", toml])).fails_with(2, &[&name(toml), text]);
+    let spec = format!("cpu={rhai}");
+    timed(vcsim(&[
+        "run",
+        "scenarios/paper-base.toml",
+        "--policy",
+        &spec,
+    ]))
+    .fails_with(2, &[&name(rhai), text]);
+    timed(vcsim(&["import", xml])).fails_with(2, &[&name(xml), xml_text]);
+}
+
 #[cfg(unix)]
 #[test]
 fn an_endless_input_is_refused_at_its_size_bound() {
@@ -817,17 +842,8 @@ fn an_endless_input_is_refused_at_its_size_bound() {
     let (toml, rhai, xml) = (named("toml"), named("rhai"), named("xml"));
     let text = "larger than 16 MB, the most vcsim reads of such a file";
     timed(vcsim(&["run", "/dev/zero"])).fails_with(2, &["/dev/zero", text]);
-    timed(vcsim(&["check", &toml])).fails_with(2, &["zero.toml", text]);
     timed(vcsim(&["sweep", &toml])).fails_with(2, &["zero.toml", text]);
-    let spec = format!("cpu={rhai}");
-    timed(vcsim(&[
-        "run",
-        "scenarios/paper-base.toml",
-        "--policy",
-        &spec,
-    ]))
-    .fails_with(2, &["zero.rhai", text]);
-    timed(vcsim(&["import", &xml])).fails_with(2, &["zero.xml", "larger than 256 MB"]);
+    each_input_refused([&toml, &rhai, &xml], text, "larger than 256 MB");
     // A shard whose manifest never ends.
     let shard = dir.join("shard");
     std::fs::create_dir_all(&shard).unwrap();
@@ -857,16 +873,7 @@ fn a_named_pipe_no_program_writes_to_is_refused_not_waited_for() {
     let (toml, rhai, xml) = (fifo("s.toml"), fifo("p.rhai"), fifo("c.xml"));
     let text = "an empty pipe that no program writes to (vcsim reads a pipe once, and waits 2 s at most for a writer)";
     timed(vcsim(&["run", &toml])).fails_with(2, &["s.toml", text]);
-    timed(vcsim(&["check", &toml])).fails_with(2, &["s.toml", text]);
-    let spec = format!("cpu={rhai}");
-    timed(vcsim(&[
-        "run",
-        "scenarios/paper-base.toml",
-        "--policy",
-        &spec,
-    ]))
-    .fails_with(2, &["p.rhai", text]);
-    timed(vcsim(&["import", &xml])).fails_with(2, &["c.xml", text]);
+    each_input_refused([&toml, &rhai, &xml], text, text);
 
     let bin = env!("CARGO_BIN_EXE_vcsim");
     let out = std::process::Command::new("bash")

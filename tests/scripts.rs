@@ -723,3 +723,68 @@ fn handles_kept_in_this_read_the_later_call_and_a_gone_job_is_an_error_at_its_li
     let at = format!("keeps_job.rhai:{line}:");
     run(&job).fails_with(1, &[&at, "job 0 is no longer on the host"]);
 }
+
+#[test]
+fn a_jobs_static_estimate_is_a_number() {
+    // It leaked a Rust `Result` ("Function not found: * (core::result::
+    // Result<f64, ...>, f64)").
+    let p = temp_script(
+        "static_estimate.rhai",
+        "fn schedule(v) {\n    for j in v.jobs {\n        let x = j.static_estimate * 2.0;\n        if type_of(x) != \"f64\" || x <= 0.0 { throw `static_estimate: ${x}`; }\n    }\n    []\n}\n",
+    );
+    let s = spec(&format!("cpu={p}"));
+    let reg = registry(std::slice::from_ref(&s));
+    run(&short_base(), &reg, &s).unwrap();
+}
+
+#[test]
+fn an_optional_hook_with_other_parameters_is_refused_not_skipped() {
+    // `fn enforces(v)` was never called, and the manager silently did not
+    // enforce; `check` called the script valid.
+    let p = temp_script(
+        "enforces_v.rhai",
+        "fn free_space(v, p) { 1e12 }\nfn enforces(v) { true }\n",
+    );
+    let e = vcsim_script::check(Path::new(&p)).unwrap_err();
+    assert!(
+        e.ends_with(
+            "`enforces` takes 1 parameter; a disk policy's `enforces` takes 0, and as written it would never be called"
+        ),
+        "{e}"
+    );
+    let p = temp_script(
+        "correction_vp.rhai",
+        "fn remaining(v, job) { job.estimated_seconds }\nfn correction(v, p) { 1.0 }\n",
+    );
+    let e = vcsim_script::check(Path::new(&p)).unwrap_err();
+    assert!(
+        e.contains("`correction` takes 2 parameters; an estimate policy's `correction` takes 1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_capacity_knows_the_jobs_taken() {
+    // `give` of a job never taken made 3 CPUs free on 2, and a job taken
+    // twice counted twice.
+    let check = |name: &str, body: &str| {
+        let p = temp_script(
+            name,
+            &format!("fn schedule(v) {{\n    if v.jobs.is_empty() {{ return []; }}\n    let cap = v.capacity();\n    let j = v.jobs[0];\n{body}\n    []\n}}\n"),
+        );
+        run_error("cpu", &p)
+    };
+    let e = check("give_untaken.rhai", "    cap.give(j);");
+    assert!(
+        e.contains("is not taken: only a job taken can be given back"),
+        "{e}"
+    );
+    assert!(e.contains("give_untaken.rhai:5:"), "{e}");
+    let e = check("take_twice.rhai", "    cap.take(j);\n    cap.take(j);");
+    assert!(e.contains("is already taken"), "{e}");
+    let e = check(
+        "fits_taken.rhai",
+        "    cap.take(j);\n    if cap.fits(j) { throw \"fits\"; }\n    cap.give(j);\n    if cap.free(0) != v.host.ncpus { throw `free ${cap.free(0)}`; }\n    throw \"ok\";",
+    );
+    assert!(e.contains("ok"), "{e}");
+}

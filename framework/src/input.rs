@@ -69,7 +69,7 @@ fn note(path: &Path, meta: &std::fs::Metadata) {
     if meta.is_file() {
         let id = file_id(path, meta);
         let mut read = READ.lock().unwrap_or_else(|e| e.into_inner());
-        if !read.iter().any(|(_, i)| *i == id) {
+        if !read.iter().any(|(p, i)| *i == id && p == path) {
             read.push((path.to_path_buf(), id));
         }
     }

@@ -1015,7 +1015,7 @@ fn job_api(api: &mut Api) {
         api,
         "mode",
         "string",
-        "The mode it last ran in: `round_robin` or `deadline`.",
+        "The mode it last ran in: `round_robin` or `deadline`; `round_robin` if it has never run (see `has_started`).",
         |_, j| ImmutableString::from(mode_name(j.mode)),
     );
     jget(
@@ -1029,7 +1029,7 @@ fn job_api(api: &mut Api) {
         api,
         "last_started",
         "float",
-        "When it last started or resumed.",
+        "When it last started or resumed; its arrival time if it has never run (see `has_started`).",
         |_, j| j.last_started,
     );
     jget(
@@ -1053,12 +1053,12 @@ fn job_api(api: &mut Api) {
         "The project's estimate of its run time here, uncorrected (FLOPs estimate / speed).",
         |_, j| j.estimated_seconds(),
     );
-    jget(
-        api,
+    api.get(
+        S,
         "static_estimate",
         "float",
         "The corrected static estimate (x the estimator's correction).",
-        |v, j| v.static_estimate(j),
+        |h: &mut JobH| with_view(|v| v.static_estimate(h.resolve(v)?).map_err(estimator_error)),
     );
     jget(
         api,
@@ -1418,9 +1418,12 @@ fn helper_api(api: &mut Api) {
         "fits",
         "job",
         "bool",
-        "The job fits in what is still free (1e-9 tolerance).",
+        "The job fits in what is still free (1e-9 tolerance); false for a job already taken.",
         |c: &mut CapacityH, h: JobH| -> RResult<bool> {
-            with_view(|v| Ok(c.cap.fits(h.resolve(v)?)))
+            with_view(|v| {
+                let j = h.resolve(v)?;
+                Ok(!c.taken.contains(&j.id) && c.cap.fits(j))
+            })
         },
     );
     api.func(
@@ -1428,10 +1431,14 @@ fn helper_api(api: &mut Api) {
         "take",
         "job",
         "()",
-        "Marks the job's instances as used (and the job as taken).",
+        "Marks the job's instances as used (and the job as taken); an error for a job already taken.",
         |c: &mut CapacityH, h: JobH| -> RResult<()> {
             with_view(|v| {
-                c.take(h.resolve(v)?);
+                let j = h.resolve(v)?;
+                if c.taken.contains(&j.id) {
+                    return Err(format!("job {} is already taken", j.id));
+                }
+                c.take(j);
                 Ok(())
             })
         },
@@ -1441,12 +1448,18 @@ fn helper_api(api: &mut Api) {
         "give",
         "job",
         "()",
-        "Gives the job's instances back (and the job is no longer taken).",
+        "Gives the job's instances back (and the job is no longer taken); an error for a job not taken.",
         |c: &mut CapacityH, h: JobH| -> RResult<()> {
             with_view(|v| {
                 let j = h.resolve(v)?;
+                let Some(i) = c.taken.iter().position(|id| *id == j.id) else {
+                    return Err(format!(
+                        "job {} is not taken: only a job taken can be given back",
+                        j.id
+                    ));
+                };
+                c.taken.swap_remove(i);
                 c.cap.give(j);
-                c.taken.retain(|id| *id != j.id);
                 Ok(())
             })
         },
@@ -1789,7 +1802,7 @@ fn server_api(api: &mut Api) {
         "seconds_to_fill",
         "r",
         "float",
-        "Seconds of resource r still to fill after the jobs already in the reply (WS1's rule).",
+        "Seconds of resource r still to fill after the jobs already in the reply (WS1's rule): positive while the reply must go on. While the request's idle instances of r are not all held by jobs sent, it is the request's seconds (at least 1) plus the seconds sent, so that it stays positive without counting down: test it with `> 0`, not against a job's seconds.",
         |_: &mut ServerH, r: i64| {
             with_server(|s, sent| {
                 let r = rsc_of(r, s.host.nrsc())?;
@@ -1952,7 +1965,7 @@ fn server_api(api: &mut Api) {
             Ok(i64::from(r.0.jobs[rsc_of(x, r.0.jobs.len())?]))
         },
     );
-    api.func(Y, "status", "r", "string", "The server's answer for resource r: `unknown`, `work_returned`, `no_work_but_supported`, `not_supported`.", |r: &mut ReplyH, x: i64| -> RResult<ImmutableString> {
+    api.func(Y, "status", "r", "string", "The server's answer for resource r: `work_returned`, `no_work_but_supported` or `not_supported` from a project with `reports_resource_support = true` that was reached; `unknown` otherwise (BOINC 2007's servers say nothing beyond the jobs sent).", |r: &mut ReplyH, x: i64| -> RResult<ImmutableString> {
         Ok(ImmutableString::from(match r.0.rsc_status[rsc_of(x, r.0.rsc_status.len())?] {
             RscStatus::WorkReturned => "work_returned",
             RscStatus::NoWorkButSupported => "no_work_but_supported",

@@ -75,6 +75,20 @@ use vcsim_framework::{
     ServerRequest, Verdict, View, WorkFetcher, WorkRequest, WorkSender,
 };
 
+/// "1 parameter", "2 parameters".
+fn parameters(n: usize) -> String {
+    format!("{n} parameter{}", if n == 1 { "" } else { "s" })
+}
+
+/// The article before a family's name ("an estimate policy").
+fn article(f: Family) -> &'static str {
+    if f == Family::Estimate {
+        "an"
+    } else {
+        "a"
+    }
+}
+
 /// The hooks of each family: (name, arity, required).
 pub fn hooks(family: Family) -> &'static [(&'static str, usize, bool)] {
     match family {
@@ -271,17 +285,40 @@ impl Script {
 
     /// Checks that the script can serve `family`.
     pub fn check_family(&self, family: Family) -> Result<(), String> {
+        // An optional hook (and `init`) with other parameters is never
+        // called: the run went on without it, silently.
+        let optional = hooks(family)
+            .iter()
+            .filter(|(_, _, required)| !required)
+            .map(|(n, a, _)| (*n, *a))
+            .chain([("init", 0)]);
+        for (name, arity) in optional {
+            if self.has(name, arity) {
+                continue;
+            }
+            if let Some((_, a)) = self.fns.iter().find(|(n, _)| n == name) {
+                return Err(format!(
+                    "{}: `{name}` takes {}; {} {family} policy's `{name}` takes {arity}, and as written it would never be called",
+                    self.path,
+                    parameters(*a),
+                    article(family)
+                ));
+            }
+        }
         for (name, arity, required) in hooks(family) {
             if *required && !self.has(name, *arity) {
                 let other = self.fns.iter().find(|(n, _)| n == name);
                 return Err(match other {
                     Some((_, a)) => format!(
-                        "{}: `{name}` takes {a} parameters; a {family} policy's `{name}` takes {arity}",
-                        self.path
+                        "{}: `{name}` takes {}; {} {family} policy's `{name}` takes {arity}",
+                        self.path,
+                        parameters(*a),
+                        article(family)
                     ),
                     None => format!(
-                        "{}: a {family} policy must define `fn {name}({})`",
+                        "{}: {} {family} policy must define `fn {name}({})`",
                         self.path,
+                        article(family),
                         ["v", "a", "b"][..*arity].join(", ")
                     ),
                 });

@@ -110,18 +110,23 @@ fn take_next_passes_over_a_job_that_does_not_fit() {
     let mut big = JobSpec::queued(0, 1e12, DAY);
     big.app = 1;
     add_job(&mut st, big);
+    // Three more of B's 3-CPU jobs (7, 8, 9) to fill the host with: a job
+    // is taken once.
+    for _ in 0..3 {
+        add_job(&mut st, JobSpec::queued(1, 1e12, 5.0 * DAY));
+    }
     let mut p = cpu(r#"
         fn schedule(v) {
             let cap = v.capacity();
-            for k in 0..4 { cap.take(v.jobs[5]); }   // B's 3 CPUs, 4 times: 12 of 8
+            for k in [5, 7, 8, 9] { cap.take(v.jobs[k]); }   // B's 4 x 3 CPUs: 12 of 8
             if cap.take_next(0) != () { throw "nothing fits in -4 CPUs"; }
-            for k in 0..2 { cap.give(v.jobs[5]); }   // 2 CPUs free
+            for k in [5, 7] { cap.give(v.jobs[k]); }         // 2 CPUs free
             let out = [];
             out += cap.take_next(0);                 // running 1
             if cap.free(0) != 1.0 { throw `free: ${cap.free(0)}`; }
             out += cap.take_next(0);                 // preempted 3
             if cap.take_next(0) != () { throw "no CPU left"; }
-            cap.give(v.jobs[5]);                     // 3 CPUs free
+            cap.give(v.jobs[8]);                     // 3 CPUs free
             out += cap.take_next(0);                 // the 3-CPU job 6 fits now
             out
         }"#);
@@ -130,7 +135,7 @@ fn take_next_passes_over_a_job_that_does_not_fit() {
     let mut p = cpu(r#"
         fn schedule(v) {
             let cap = v.capacity();
-            for k in 0..2 { cap.take(v.jobs[5]); }   // 6 of 8 CPUs
+            for k in [5, 7] { cap.take(v.jobs[k]); }   // 6 of 8 CPUs
             let out = [];
             loop {
                 let j = cap.take_next(0);
@@ -143,7 +148,7 @@ fn take_next_passes_over_a_job_that_does_not_fit() {
     let mut p = cpu(r#"
         fn schedule(v) {
             let cap = v.capacity();
-            for k in 0..2 { cap.take(v.jobs[5]); }
+            for k in [5, 7] { cap.take(v.jobs[k]); }
             cap.take(v.jobs[1]);
             cap.take(v.jobs[3]);
             cap.give(v.jobs[5]);                     // 3 free; 1 and 3 taken
