@@ -60,6 +60,9 @@ flops_mean = 2.2e13
 /// rhai's common mistakes.
 pub fn check_script(file: &Path) -> Result<(), Failure> {
     let msg = vcsim_script::check(file).map_err(Failure::input)?;
+    for w in vcsim_script::near_miss_hooks(file).map_err(Failure::input)? {
+        eprintln!("warning: {}", crate::output::printable(&w));
+    }
     let path = file.to_string_lossy().into_owned();
     let scn = Scenario::from_toml_str(DRY_RUN, Path::new("check-dry-run.toml"))
         .map_err(|e| Failure::input(e.to_string()))?;

@@ -142,3 +142,37 @@ fn the_disk_pages_plan_is_accepted() {
         "{out}"
     );
 }
+
+#[test]
+fn a_function_named_like_a_hook_is_a_warning() {
+    // `fn int()` for `init`: vcsim calls hooks by name, so the state was
+    // never made, and `check` said nothing.
+    let p = script(
+        "near_miss.rhai",
+        &format!("fn int() {{ #{{ n: 0 }} }}\n{}", scheduler("let x = 1;")),
+    );
+    let r = vcsim(&["check", &p]).run();
+    let out = r.succeeds();
+    assert!(out.contains("valid rhai policy for cpu"), "{out}");
+    assert!(
+        r.stderr().contains("warning: ")
+            && r.stderr()
+                .contains("`int` is not a hook; did you mean `init`?"),
+        "{}",
+        r.stderr()
+    );
+    // The shipped scripts' helpers draw no warning.
+    for f in [
+        "cs1",
+        "cs2",
+        "jc2",
+        "ws1",
+        "wf1_v4",
+        "disk_lru",
+        "least_slack",
+    ] {
+        let r = vcsim(&["check", &format!("policies/{f}.rhai")]).run();
+        r.succeeds();
+        assert!(!r.stderr().contains("warning"), "{f}: {}", r.stderr());
+    }
+}

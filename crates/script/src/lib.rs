@@ -1429,6 +1429,39 @@ pub fn families(path: &Path) -> Result<Vec<Family>, String> {
     Ok(Script::load(path)?.families())
 }
 
+/// Warnings for functions named like a hook of the script's families (or
+/// `init`) but not one (`fn int()`): a hook is called by its name, so such
+/// a function is never called by vcsim, and the run goes on without it.
+pub fn near_miss_hooks(path: &Path) -> Result<Vec<String>, String> {
+    let s = Script::load(path)?;
+    let mut names: Vec<&str> = vec!["init"];
+    for f in s.families() {
+        names.extend(hooks(f).iter().map(|(n, _, _)| *n));
+    }
+    let all_hooks: BTreeSet<&str> = Family::ALL
+        .iter()
+        .flat_map(|f| hooks(*f).iter().map(|(n, _, _)| *n))
+        .chain(["init"])
+        .collect();
+    let mut out = Vec::new();
+    for (f, _) in &s.fns {
+        if all_hooks.contains(f.as_str()) {
+            continue;
+        }
+        let near = names.iter().find(|h| {
+            let d = strsim::damerau_levenshtein(f, h);
+            d == 1 || (d == 2 && h.len() >= 8)
+        });
+        if let Some(h) = near {
+            out.push(format!(
+                "{}: `{f}` is not a hook; did you mean `{h}`? vcsim calls a hook by its name, so `{f}` runs only where the script calls it",
+                s.path
+            ));
+        }
+    }
+    Ok(out)
+}
+
 /// What `vcsim check` says of a script: the families it can serve.
 pub fn check(path: &Path) -> Result<String, String> {
     let s = Script::load(path)?;
