@@ -1372,3 +1372,151 @@ fn results_that_repeat_a_name_are_imported_with_one_warning() {
     );
     assert!(!before.warnings.join("\n").contains("an earlier one"));
 }
+
+#[test]
+fn an_active_task_is_matched_as_boinc_matches_it_or_said_unmatched() {
+    // BOINC's `lookup_project` ignores a URL's trailing slashes: the
+    // task's 0.25 was dropped, silently.
+    let dir = fixture_with(
+        "host",
+        "active-url-slash",
+        &[(
+            "client_state.xml",
+            "<project_master_url>https://alpha.example.org/</project_master_url>",
+            "<project_master_url>https://alpha.example.org</project_master_url>",
+        )],
+    );
+    let imp = import_path(&dir).unwrap();
+    assert!(imp.toml.contains("fraction_done = 0.25 "), "{}", imp.toml);
+    // A task that matches no result is said, not dropped silently.
+    let dir = fixture_with(
+        "host",
+        "active-no-result",
+        &[(
+            "client_state.xml",
+            "<result_name>wu_a1_0",
+            "<result_name>nosuch",
+        )],
+    );
+    let imp = import_path(&dir).unwrap();
+    assert!(!imp.toml.contains("fraction_done = 0.25 "), "{}", imp.toml);
+    assert!(
+        imp.warnings.iter().any(|w| w.contains(
+            "1 <active_task>(s) match no result of a project kept (by <project_master_url> and <result_name>), the first `nosuch`"
+        )),
+        "{:?}",
+        imp.warnings
+    );
+}
+
+#[test]
+fn free_space_without_a_disk_size_is_said_and_max_cpus_is_whole() {
+    let text = std::fs::read_to_string(fixture("host/client_state.xml")).unwrap();
+    let d_total = text
+        .lines()
+        .find(|l| l.contains("<d_total>"))
+        .unwrap()
+        .to_string();
+    let dir = fixture_with(
+        "host",
+        "d-free-alone",
+        &[("client_state.xml", &d_total, "")],
+    );
+    let imp = import_path(&dir).unwrap();
+    assert!(
+        imp.warnings
+            .iter()
+            .any(|w| w.contains("<d_free> at line") && w.contains("without <d_total>: ignored")),
+        "{:?}",
+        imp.warnings
+    );
+    // BOINC reads <max_cpus> as a whole number of CPUs.
+    let dir = fixture_with(
+        "sim2007",
+        "max-cpus-fraction",
+        &[(
+            "sim_prefs.xml",
+            "<max_cpus>1</max_cpus>",
+            "<max_cpus>1.5</max_cpus>",
+        )],
+    );
+    let e = import_path(&dir).unwrap_err();
+    assert_eq!(e.element.as_deref(), Some("max_cpus"), "{e}");
+    assert!(
+        e.message
+            .contains("must be a whole number of at least 0, found 1.5"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_disk_preference_of_zero_is_no_limit_as_in_boinc() {
+    // BOINC applies each disk limit only when it is not 0; imported as is,
+    // 0 was a limit of 0, and the run suspended computation for good.
+    let text = std::fs::read_to_string(fixture("host/global_prefs.xml")).unwrap();
+    let line = |tag: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!("<{tag}>")))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let (gb, pct) = (line("disk_max_used_gb"), line("disk_max_used_pct"));
+    let dir = fixture_with(
+        "host",
+        "disk-prefs-zero",
+        &[
+            (
+                "global_prefs.xml",
+                &gb,
+                "<disk_max_used_gb>0</disk_max_used_gb>",
+            ),
+            (
+                "global_prefs.xml",
+                &pct,
+                "<disk_max_used_pct>0</disk_max_used_pct>",
+            ),
+        ],
+    );
+    let imp = import_path(&dir).unwrap();
+    assert!(
+        imp.toml.contains("disk_max_used_gb = 1e12 "),
+        "{}",
+        imp.toml
+    );
+    assert!(
+        imp.toml.contains("disk_max_used_pct = 100.0 "),
+        "{}",
+        imp.toml
+    );
+    assert!(
+        imp.toml
+            .contains("# 0 means no limit in BOINC: <disk_max_used_gb>"),
+        "{}",
+        imp.toml
+    );
+    assert_eq!(imp.scenario.client.disk_max_used_pct, 100.0);
+}
+
+#[test]
+fn a_plan_class_no_version_has_falls_back_to_the_version_number_with_a_warning() {
+    // It became a CPU job without a word.
+    let dir = fixture_with(
+        "host",
+        "plan-class-unknown",
+        &[(
+            "client_state.xml",
+            "<version_num>121</version_num>\n    <plan_class>cuda</plan_class>",
+            "<version_num>121</version_num>\n    <plan_class>cuda_fermi</plan_class>",
+        )],
+    );
+    let imp = import_path(&dir).unwrap();
+    assert!(imp.toml.contains("app = \"pulsar/cuda\""), "{}", imp.toml);
+    assert!(
+        imp.warnings.iter().any(|w| w.contains(
+            "job `p_1_1` (line 231) has <plan_class> `cuda_fermi`, which no app version of `pulsar` has: imported with the version 121 (plan class `cuda`)"
+        )),
+        "{:?}",
+        imp.warnings
+    );
+}

@@ -82,7 +82,8 @@ pub fn read(
                 }
                 base.max_ncpus_pct = pref(v)
             }
-            "max_cpus" => base.max_cpus = pref(src.non_negative(n)?),
+            // A count of CPUs: BOINC reads it as an integer.
+            "max_cpus" => base.max_cpus = pref(src.whole(n, 0)? as f64),
             "disk_max_used_gb" => base.disk_max_used_gb = pref(src.non_negative(n)?),
             "disk_max_used_pct" => {
                 let v = src.num(n)?;
@@ -186,20 +187,41 @@ pub fn section(p: &Prefs, ncpus: u32, learn: (bool, &str), silent: &str) -> Sect
             );
         }
     }
-    put(
-        &mut s,
-        "disk_max_used_gb",
-        &p.disk_max_used_gb,
-        50.0,
-        silent,
-    );
-    put(
-        &mut s,
-        "disk_max_used_pct",
-        &p.disk_max_used_pct,
-        90.0,
-        silent,
-    );
+    // BOINC's `allowed_disk_usage` applies each of these only when it is
+    // not 0; in a scenario 0 is a limit of 0. No limit is the largest disk
+    // an import reads (1e21 bytes), and 100%.
+    match &p.disk_max_used_gb {
+        Some(m) if m.value == 0.0 => {
+            s.put(
+                "disk_max_used_gb",
+                Val::F(1e12),
+                format!("0 means no limit in BOINC: {}", m.from),
+            );
+        }
+        _ => put(
+            &mut s,
+            "disk_max_used_gb",
+            &p.disk_max_used_gb,
+            50.0,
+            silent,
+        ),
+    }
+    match &p.disk_max_used_pct {
+        Some(m) if m.value == 0.0 => {
+            s.put(
+                "disk_max_used_pct",
+                Val::F(100.0),
+                format!("0 means no limit in BOINC: {}", m.from),
+            );
+        }
+        _ => put(
+            &mut s,
+            "disk_max_used_pct",
+            &p.disk_max_used_pct,
+            90.0,
+            silent,
+        ),
+    }
     put(&mut s, "disk_min_free_gb", &p.disk_min_free_gb, 1.0, silent);
     s
 }

@@ -40,6 +40,9 @@ pub struct Build<'s, 'a> {
     pub finished: usize,
     /// Jobs already past their deadline.
     pub overdue: usize,
+    /// The `<active_task>`s matched to a result (by result name): the
+    /// others are said, not dropped silently.
+    pub active_used: HashSet<String>,
 }
 
 /// A BOINC app version, the newest of its plan class, with its CPU and GPU
@@ -905,15 +908,31 @@ impl<'s, 'a> Build<'s, 'a> {
             ));
             return Ok(None);
         };
-        let va = match &r.plan_class {
-            Some(pc) => mine.iter().find(|v| v.plan_class == **pc),
-            None => r
-                .version_num
-                .and_then(|n| mine.iter().find(|v| v.version_num == n as i64))
-                .or_else(|| mine.iter().find(|v| v.plan_class.is_empty())),
+        let by_class = r
+            .plan_class
+            .as_ref()
+            .and_then(|pc| mine.iter().find(|v| v.plan_class == **pc));
+        let va = by_class
+            .or_else(|| {
+                r.version_num
+                    .and_then(|n| mine.iter().find(|v| v.version_num == n as i64))
+            })
+            .or_else(|| mine.iter().find(|v| v.plan_class.is_empty()))
+            .copied()
+            .unwrap_or(mine[0]);
+        if let (Some(pc), None) = (&r.plan_class, by_class) {
+            // BOINC would find no app version for it; said, not hidden.
+            self.warnings.push(format!(
+                "{}: job `{rname}` (line {}) has <plan_class> `{pc}`, which no app version of `{an}` has: imported with the version {}",
+                src.name(),
+                r.line,
+                if va.plan_class.is_empty() {
+                    format!("{} (no plan class)", va.version_num)
+                } else {
+                    format!("{} (plan class `{}`)", va.version_num, va.plan_class)
+                }
+            ));
         }
-        .copied()
-        .unwrap_or(mine[0]);
         let app = &sizes[an];
         let (est, est_from) = match w.rsc_fpops_est {
             Some(e) => (e, "<rsc_fpops_est>"),
@@ -949,7 +968,11 @@ impl<'s, 'a> Build<'s, 'a> {
         if deadline < 0.0 {
             self.overdue += 1;
         }
-        let key = (Text::Borrowed(url), r.name.clone());
+        // BOINC's `lookup_project` ignores trailing slashes of the URLs.
+        let key = (Text::Borrowed(url.trim_end_matches('/')), r.name.clone());
+        if self.active.contains_key(&key) {
+            self.active_used.insert(key.1.to_string());
+        }
         let fd = match self.active.get(&key) {
             Some(f) if *f >= 1.0 => 0.999999,
             Some(f) => *f,

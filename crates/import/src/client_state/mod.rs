@@ -59,6 +59,14 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
         ));
     }
     let gpus = host::gpus(&src, hi, &mut un, &mut warnings);
+    if let (None, Some(f)) = (&hi.d_total, &hi.d_free) {
+        // Free space means nothing without the disk's size.
+        warnings.push(format!(
+            "{}: <d_free> at line {} without <d_total>: ignored (the disk is vcsim's default, 100 GB, all of it BOINC's to use)",
+            src.name(),
+            f.line
+        ));
+    }
     un.add_all(&src, "host_info", &hi.unread);
 
     // ---- time stats: availability and the reference time ----
@@ -100,6 +108,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
         gpu_apps_missing: Vec::new(),
         finished: 0,
         overdue: 0,
+        active_used: Default::default(),
     };
     // Each project's elements are dropped once it is written.
     let mut out = crate::output::Out::default();
@@ -116,6 +125,20 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
         return Err(src.root_err("no project with a usable app: nothing to simulate"));
     }
     let (finished, overdue, missing) = (b.finished, b.overdue, b.gpu_apps_missing);
+    let mut unmatched: Vec<&str> = st
+        .active
+        .keys()
+        .map(|(_, r)| r.as_ref())
+        .filter(|r| !b.active_used.contains(*r))
+        .collect();
+    unmatched.sort();
+    if let Some(first) = unmatched.first() {
+        warnings.push(format!(
+            "{}: {} <active_task>(s) match no result of a project kept (by <project_master_url> and <result_name>), the first `{first}`: their <fraction_done> is not imported",
+            src.name(),
+            unmatched.len()
+        ));
+    }
     for (d, _) in &cfg_srcs {
         if !used_cfgs.contains(d.as_str()) {
             warnings.push(format!(

@@ -129,8 +129,12 @@ impl<'a> State<'a> {
                     }
                     let a = ActiveTask::parse(src, at)?;
                     un.rest(src, "active_task", at, ActiveTask::USED);
-                    self.active
-                        .insert((a.project_master_url, a.result_name), a.fraction_done);
+                    // Keyed as `lookup_project` matches: without trailing slashes.
+                    let url = match a.project_master_url {
+                        Text::Borrowed(u) => Text::Borrowed(u.trim_end_matches('/')),
+                        Text::Owned(u) => Text::Owned(u.trim_end_matches('/').to_string()),
+                    };
+                    self.active.insert((url, a.result_name), a.fraction_done);
                 }
             }
             _ => un.add(src, "client_state", t),
