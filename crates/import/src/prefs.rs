@@ -190,37 +190,20 @@ pub fn section(p: &Prefs, ncpus: u32, learn: (bool, &str), silent: &str) -> Sect
     // BOINC's `allowed_disk_usage` applies each of these only when it is
     // not 0; in a scenario 0 is a limit of 0. No limit is the largest disk
     // an import reads (1e21 bytes), and 100%.
-    match &p.disk_max_used_gb {
-        Some(m) if m.value == 0.0 => {
-            s.put(
-                "disk_max_used_gb",
-                Val::F(1e12),
-                format!("0 means no limit in BOINC: {}", m.from),
-            );
+    for (key, pref, default, no_limit) in [
+        ("disk_max_used_gb", &p.disk_max_used_gb, 50.0, 1e12),
+        ("disk_max_used_pct", &p.disk_max_used_pct, 90.0, 100.0),
+    ] {
+        match pref {
+            Some(m) if m.value == 0.0 => {
+                s.put(
+                    key,
+                    Val::F(no_limit),
+                    format!("0 means no limit in BOINC: {}", m.from),
+                );
+            }
+            _ => put(&mut s, key, pref, default, silent),
         }
-        _ => put(
-            &mut s,
-            "disk_max_used_gb",
-            &p.disk_max_used_gb,
-            50.0,
-            silent,
-        ),
-    }
-    match &p.disk_max_used_pct {
-        Some(m) if m.value == 0.0 => {
-            s.put(
-                "disk_max_used_pct",
-                Val::F(100.0),
-                format!("0 means no limit in BOINC: {}", m.from),
-            );
-        }
-        _ => put(
-            &mut s,
-            "disk_max_used_pct",
-            &p.disk_max_used_pct,
-            90.0,
-            silent,
-        ),
     }
     put(&mut s, "disk_min_free_gb", &p.disk_min_free_gb, 1.0, silent);
     s

@@ -122,6 +122,10 @@ pub struct CapacityH {
 }
 
 impl CapacityH {
+    /// Not taken yet, and fits in what is free.
+    fn fits(&self, j: &Job) -> bool {
+        !self.taken.contains(&j.id) && self.cap.fits(j)
+    }
     fn take(&mut self, j: &Job) {
         self.cap.take(j);
         self.taken.push(j.id);
@@ -1419,12 +1423,7 @@ fn helper_api(api: &mut Api) {
         "job",
         "bool",
         "The job fits in what is still free (1e-9 tolerance); false for a job already taken.",
-        |c: &mut CapacityH, h: JobH| -> RResult<bool> {
-            with_view(|v| {
-                let j = h.resolve(v)?;
-                Ok(!c.taken.contains(&j.id) && c.cap.fits(j))
-            })
-        },
+        |c: &mut CapacityH, h: JobH| -> RResult<bool> { with_view(|v| Ok(c.fits(h.resolve(v)?))) },
     );
     api.func(
         C,
@@ -1473,9 +1472,7 @@ fn helper_api(api: &mut Api) {
         |c: &mut CapacityH, p: i64| -> RResult<Dynamic> {
             with_view(|v| {
                 let p = proj_index(v, p)?;
-                let pick = vcsim_blocks::job_order::pick(v, p, |j| {
-                    !c.taken.contains(&j.id) && c.cap.fits(j)
-                });
+                let pick = vcsim_blocks::job_order::pick(v, p, |j| c.fits(j));
                 Ok(match pick {
                     Some(idx) => {
                         let j = &v.jobs()[idx];
