@@ -394,9 +394,12 @@ fn count(n: usize, what: &str) -> String {
 
 fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
     let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    // BOINC's files first, as `run` tells them: a directory, `.xml`, or
+    // text that starts with `<` whatever its name.
+    let boinc = vcsim_import::is_boinc_path(file);
     match ext {
         // Without an extension (`check <(generate)`), a scenario, as `run` takes it.
-        "toml" | "" if !file.is_dir() => {
+        "toml" | "" if !boinc => {
             let text = vcsim_framework::input::read_text(file, vcsim_framework::input::MAX_TEXT_BYTES).map_err(|e| Failure::input(format!("{}: cannot read: {e}", file.display())))?;
             if vcsim_sweep::is_sweep_text(&text) {
                 return crate::sweep_cmd::check_sweep(file, plugins);
@@ -407,16 +410,24 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
             // From the text already read: a pipe (`<(generate)`) reads once.
             let scn = vcsim_framework::Scenario::from_toml_str(&text, file).map_err(|e| Failure::input(e.to_string()))?;
             let _ = registry_for(plugins, &[])?;
+            for w in scn.warnings() {
+                output::note(&format!("warning: {}", output::printable(&w)));
+            }
             output::emitln(&format!("{}: scenario `{}` is valid ({}, {} days)", output::name(&file.display().to_string()), output::name(&scn.name), count(scn.projects.len(), "project"), scn.duration_days))
         }
         "rhai" => crate::scripts::check_script(file),
-        _ if ext == "xml" || file.is_dir() => match crate::import_cmd::load_boinc(file) {
-            Some(Ok(scn)) => output::emitln(&format!(
+        _ if boinc => match crate::import_cmd::load_boinc(file) {
+            Some(Ok(scn)) => {
+                for w in scn.warnings() {
+                    output::note(&format!("warning: {}", output::printable(&w)));
+                }
+                output::emitln(&format!(
                 "{}: BOINC input, imports as scenario `{}` ({})",
                 output::name(&file.display().to_string()),
                 output::name(&scn.name),
                 count(scn.projects.len(), "project")
-            )),
+            ))
+            }
             Some(Err(e)) => Err(e),
             None => Err(Failure::input(format!("{}: not BOINC input vcsim can read", file.display()))),
         },

@@ -41,11 +41,22 @@ pub fn script_family(path: &str) -> Result<Family, String> {
 pub fn registry_for(plugins: &[PathBuf], specs: &[PolicySpec]) -> Result<Registry, Failure> {
     let mut reg = Registry::builtins().map_err(Failure::input)?;
     crate::dylibs::load_plugins(&mut reg, plugins)?;
+    let mut warned: Vec<&str> = Vec::new();
     for spec in specs {
         for f in Family::ALL {
             let name = spec.name(f);
             if name.ends_with(".rhai") && reg.get(f, name).is_none() {
                 crate::scripts::register_script(&mut reg, f, name)?;
+                // Said by `run` as by `check`, once a script: a misspelt
+                // hook is never called.
+                if !warned.contains(&name) {
+                    warned.push(name);
+                    for w in
+                        vcsim_script::near_miss_hooks(Path::new(name)).map_err(Failure::input)?
+                    {
+                        crate::output::note(&format!("warning: {}", crate::output::printable(&w)));
+                    }
+                }
             }
             if reg.get(f, name).is_none() {
                 return Err(Failure::input(unknown(&reg, f, name)));

@@ -26,6 +26,7 @@ pub fn import(input: &Path, out: Option<&Path>) -> Result<(), Failure> {
         crate::output::not_an_input(path, "--out")?;
     }
     print_warnings(&imp.warnings);
+    print_warnings(&imp.scenario.warnings());
     match out {
         Some(path) => {
             crate::output::write_output(path, "--out", &imp.toml)?;

@@ -175,4 +175,24 @@ fn a_function_named_like_a_hook_is_a_warning() {
         r.succeeds();
         assert!(!r.stderr().contains("warning"), "{f}: {}", r.stderr());
     }
+    // `run` says it too.
+    let spec = format!("cpu={p},estimate=jc2");
+    let r = vcsim(&[
+        "run",
+        "scenarios/paper-base.toml",
+        "--policy",
+        &spec,
+        "--set",
+        "duration_days=1",
+    ])
+    .run();
+    r.succeeds();
+    assert_eq!(
+        r.stderr()
+            .matches("`int` is not a hook; did you mean `init`?")
+            .count(),
+        1,
+        "{}",
+        r.stderr()
+    );
 }

@@ -116,6 +116,46 @@ fn a_step_longer_than_the_run_is_refused() {
     );
 }
 
+/// `--seed` takes any u64, and a run's JSON says it: a scenario can carry
+/// the same seed, above TOML's largest integer as a string of digits.
+#[test]
+fn any_seed_the_command_line_takes_a_scenario_takes() {
+    let big = "18446744073709551615";
+    let from_file = |seed: &str| {
+        let path = temp_dir(&format!("seed-{}", seed.len())).join("s.toml");
+        std::fs::write(
+            &path,
+            BASE.replacen("duration_days", &format!("seed = {seed}\nduration_days"), 1),
+        )
+        .unwrap();
+        vcsim(&["run", path.to_str().unwrap(), "--format", "json"]).run()
+    };
+    let quoted = from_file(&format!("\"{big}\"")).succeeds();
+    let path = temp_dir("seed-cli").join("s.toml");
+    std::fs::write(&path, BASE).unwrap();
+    let flag = vcsim(&[
+        "run",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+        "--seed",
+        big,
+    ])
+    .stdout();
+    assert_eq!(quoted, flag);
+    assert!(flag.contains(&format!("\"seed\": {big}")), "{flag}");
+    // Unquoted, TOML cannot hold it: the message says how to write it.
+    from_file(big).fails_with(
+        2,
+        &[
+            "s.toml:2:8",
+            "TOML integers range",
+            &format!("seed = \"{big}\""),
+        ],
+    );
+    from_file("-1").fails_with(2, &["s.toml:2:8", "a whole number from 0 to"]);
+}
+
 #[test]
 fn quantities_beyond_what_the_simulator_represents_are_refused() {
     refused(

@@ -632,6 +632,35 @@ fn a_capped_cpu_count_names_the_file_it_came_from() {
     assert_eq!(mt.cpus, 8.0);
 }
 
+/// A multi-threaded app wider than the CPUs `max_ncpus_pct` leaves could
+/// never run (a user's limit is BOINC's one strict cap): refused, naming
+/// the file and line of both the app's CPUs and the preference.
+#[test]
+fn an_app_wider_than_the_usable_cpus_names_both_files() {
+    let dir = fixture_with(
+        "host",
+        "mt-wider-than-pct",
+        &[(
+            "global_prefs_override.xml",
+            "<max_ncpus_pct>75</max_ncpus_pct>",
+            "<max_ncpus_pct>25</max_ncpus_pct>",
+        )],
+    );
+    let e = import_path(&dir).unwrap_err().to_string();
+    let app_line = line_of(
+        &std::fs::read_to_string(dir.join("client_state.xml")).unwrap(),
+        "<avg_ncpus>4</avg_ncpus>",
+    );
+    assert!(
+        e.contains("4 CPUs per job is more than the 2 the client may use"),
+        "{e}"
+    );
+    assert!(
+        e.contains(&format!("(from <avg_ncpus>, client_state.xml line {app_line}; client.max_ncpus_pct from <max_ncpus_pct>, global_prefs_override.xml line 2)")),
+        "{e}"
+    );
+}
+
 /// `<d_total>0</d_total>` was taken as absent (vcsim's 100 GB), and 1e-308
 /// bytes made a disk of 1e-317 GB. BOINC allows a percentage of the total,
 /// and its scheduler sends a host with a total of 0 no work: both are
@@ -1519,4 +1548,46 @@ fn a_plan_class_no_version_has_falls_back_to_the_version_number_with_a_warning()
         "{:?}",
         imp.warnings
     );
+}
+
+/// A BOINC file kept under another name (`client_state.bak`) was read as
+/// TOML ("1:1: invalid key"). Its text starts with `<`, which no TOML
+/// scenario does: `check` and `run` read it as BOINC's, as a `.xml` file.
+#[test]
+fn a_boinc_file_under_another_name_is_told_by_its_text() {
+    let dir = fixture_with("host", "renamed-client-state", &[]);
+    std::fs::rename(dir.join("client_state.xml"), dir.join("client_state.bak")).unwrap();
+    let bak = dir.join("client_state.bak");
+    let (code, out, err) = vcsim(&["check", bak.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("client_state.bak: BOINC input, imports as scenario"),
+        "{out}"
+    );
+    let (code, out, err) = vcsim(&[
+        "run",
+        bak.to_str().unwrap(),
+        "--set",
+        "duration_days=1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The same run as from its `.xml` name, preferences beside it included.
+    let xml = fixture("host/client_state.xml");
+    let (_, same, _) = vcsim(&[
+        "run",
+        xml.to_str().unwrap(),
+        "--set",
+        "duration_days=1",
+        "--format",
+        "json",
+    ]);
+    let without_name = |s: &str| {
+        s.lines()
+            .filter(|l| !l.contains("\"scenario\""))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(without_name(&out), without_name(&same));
 }

@@ -146,6 +146,35 @@ fn a_gpu_never_allowed_never_computes() {
     assert_eq!(stepped, r);
 }
 
+/// A GPU never allowed is valid (GPU computing switched off), but its GPU
+/// apps never run: `check` and `run` say so, naming the key and projects.
+#[test]
+fn a_gpu_never_allowed_is_named_in_a_warning_by_check_and_run() {
+    let text = std::fs::read_to_string(root().join("scenarios/gpu-half-cpu.toml")).unwrap();
+    let text = text.replacen(
+        "cpu_flops = 1e9\n",
+        "cpu_flops = 1e9\n[host.availability]\ngpu_active_fraction = 0\n",
+        1,
+    );
+    let path = temp_dir("gpu-never-allowed").join("s.toml");
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    let said = "warning: host.availability.gpu_active_fraction = 0: the GPUs never compute, so the GPU apps of project `A`, project `B` never run";
+    let check = vcsim(&["check", p]).run();
+    check.succeeds();
+    assert!(check.stderr().contains(said), "{}", check.stderr());
+    let run = vcsim(&["run", p]).run();
+    run.succeeds();
+    assert!(run.stderr().contains(said), "{}", run.stderr());
+    // Without the key, no warning.
+    let quiet = vcsim(&["check", "scenarios/gpu-half-cpu.toml"]).run();
+    assert!(
+        !quiet.stderr().contains("never compute"),
+        "{}",
+        quiet.stderr()
+    );
+}
+
 #[test]
 fn a_cpu_only_fetcher_on_a_gpu_host_is_named_in_a_warning() {
     let out = vcsim(&[

@@ -13,7 +13,9 @@ pub struct Scenario {
     pub name: String,
     #[serde(default)]
     pub description: String,
-    #[serde(default = "defaults::seed")]
+    /// Any u64: above TOML's largest integer (i64), written as a string
+    /// of digits (`seed = "18446744073709551615"`), as `--seed` takes it.
+    #[serde(default = "defaults::seed", with = "seed_field")]
     pub seed: u64,
     pub duration_days: f64,
     /// The paper's delta: the client's poll interval; every decision falls on
@@ -282,6 +284,40 @@ pub struct InitialJob {
     pub fraction_done: f64,
 }
 
+/// A seed as a TOML integer, or as a string of digits for the seeds above
+/// TOML's largest integer.
+mod seed_field {
+    use serde::{de, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(seed: &u64, s: S) -> Result<S::Ok, S::Error> {
+        match i64::try_from(*seed) {
+            Ok(i) => s.serialize_i64(i),
+            Err(_) => s.serialize_str(&seed.to_string()),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        struct Seed;
+        impl de::Visitor<'_> for Seed {
+            type Value = u64;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a whole number from 0 to 18446744073709551615 (above 9223372036854775807, TOML's largest integer, as a string: \"18446744073709551615\")")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+                u64::try_from(v).map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+                Ok(v)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<u64, E> {
+                v.parse()
+                    .map_err(|_| E::invalid_value(de::Unexpected::Str(v), &self))
+            }
+        }
+        d.deserialize_any(Seed)
+    }
+}
+
 mod defaults {
     pub fn seed() -> u64 {
         1
@@ -408,6 +444,39 @@ impl Scenario {
             });
         }
         Ok(scenario)
+    }
+
+    /// What is valid but almost surely not meant, naming the key: `check`
+    /// prints it, and every run carries it in its warnings.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        // BOINC computes on GPUs only in their allowed time: at 0, a GPU app
+        // never runs, and a project with GPU apps only never gets work done.
+        let av = &self.host.availability;
+        if av.gpu_active() == 0.0 && !self.host.gpus.is_empty() {
+            let gpu_apps: Vec<&str> = self
+                .projects
+                .iter()
+                .filter(|p| p.apps.iter().any(|a| a.gpu.is_some()))
+                .map(|p| p.name.as_str())
+                .collect();
+            if !gpu_apps.is_empty() {
+                let key = if av.gpu_active_fraction.is_some() {
+                    "host.availability.gpu_active_fraction"
+                } else {
+                    "host.availability.active_fraction"
+                };
+                out.push(format!(
+                    "{key} = 0: the GPUs never compute, so the GPU apps of {} never run",
+                    gpu_apps
+                        .iter()
+                        .map(|n| format!("project `{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        out
     }
 
     /// Checks every value that the types alone do not; returns the dotted key
@@ -1113,6 +1182,9 @@ pub fn name_fault(what: &str, v: &str) -> Option<String> {
 /// gives none for a control character in a comment.
 pub fn toml_message(text: &str, e: &toml::de::Error) -> String {
     let m = e.message().trim();
+    if m.contains("number too large to fit in target type") {
+        return format!("{m}: TOML integers range from -9223372036854775808 to 9223372036854775807 (a larger `seed` is written as a string of digits: `seed = \"18446744073709551615\"`)");
+    }
     if !m.is_empty() {
         return m.to_string();
     }

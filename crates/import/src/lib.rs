@@ -57,6 +57,47 @@ pub fn is_boinc_path(path: &Path) -> bool {
             .extension()
             .and_then(|e| e.to_str())
             .is_some_and(|e| e.eq_ignore_ascii_case("xml"))
+        || starts_like_xml(path)
+}
+
+/// Whether the file's text starts with `<` (after a byte-order mark and
+/// white space), which no TOML scenario does: a BOINC file kept under
+/// another name (`client_state_prev.xml.bak`) is read as BOINC's, not
+/// refused as TOML at its first character. A pipe is read whole (and kept,
+/// so that the loader reads the same bytes); a regular file, its start.
+fn starts_like_xml(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    let head = if meta.is_file() {
+        let mut head = Vec::new();
+        match std::fs::File::open(path) {
+            Ok(f) => {
+                if f.take(4096).read_to_end(&mut head).is_err() {
+                    return false;
+                }
+            }
+            Err(_) => return false,
+        }
+        head
+    } else if meta.is_dir() {
+        return false;
+    } else {
+        match vcsim_framework::input::read_bounded(path, vcsim_framework::input::MAX_IMPORT_BYTES) {
+            Ok(bytes) => bytes,
+            Err(_) => return false,
+        }
+    };
+    // UTF-16 and UTF-32 byte-order marks: `decode` names the encoding.
+    if head.starts_with(&[0xff, 0xfe])
+        || head.starts_with(&[0xfe, 0xff])
+        || head.starts_with(&[0, 0, 0xfe, 0xff])
+    {
+        return true;
+    }
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head);
+    text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<')
 }
 
 /// Imports a directory (holding one `client_state.xml` or `sim_projects.xml`,

@@ -142,7 +142,27 @@ pub(crate) fn finish(
         toml.insert_str(0, &head_toml);
     }
     scenario.validate().map_err(|(key, m)| {
-        let from = note_of(&toml, &key).map_or(String::new(), |n| format!(" (from {n})"));
+        let mut from: Vec<String> = note_of(&toml, &key)
+            .map(|n| format!("from {n}"))
+            .into_iter()
+            .collect();
+        // Another key the message names (`client.max_ncpus_pct` for an app
+        // too wide) came from a BOINC file too: say which.
+        let mut named: Vec<&str> = Vec::new();
+        for word in m.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_')) {
+            let word = word.trim_end_matches('.');
+            if word.contains('.') && word != key && !named.contains(&word) {
+                if let Some(n) = note_of(&toml, word) {
+                    named.push(word);
+                    from.push(format!("{word} from {n}"));
+                }
+            }
+        }
+        let from = if from.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", from.join("; "))
+        };
         invalid(format!("key `{key}`: {m}{from}"))
     })?;
     Ok(Imported {

@@ -204,6 +204,8 @@ pub struct Simulation {
     /// Steps at which the RPC loop reached `MAX_RPCS_PER_STEP`.
     rpc_cap_steps: u64,
     explanation: Option<Explanation>,
+    /// The scenario's own warnings (`Scenario::warnings`), first in the run's.
+    scenario_warnings: Vec<String>,
 }
 
 impl Simulation {
@@ -250,6 +252,7 @@ impl Simulation {
             rpc_cap_steps: 0,
             disk: DiskBook::default(),
             explanation: opts.explain.then(Explanation::default),
+            scenario_warnings: scn.warnings(),
             opts,
         };
         let enforces = {
@@ -354,7 +357,8 @@ impl Simulation {
         self.close_timeline();
         self.check_invariants().map_err(|m| self.broken(m))?;
         let report = self.report()?;
-        let warnings = self.warnings(&report);
+        let mut warnings = std::mem::take(&mut self.scenario_warnings);
+        warnings.extend(self.warnings(&report));
         if self.disk.files_not_written > 1 {
             let msg = format!(
                 "{} files in all did not fit on the disk, and failed their jobs",
