@@ -314,13 +314,24 @@ fn main() -> ExitCode {
     quiet_on_output_errors();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        // A usage error is status 2 even where standard error cannot be
+        // written (`2>/dev/full`): `eprint!` would panic, and end with 1.
         Err(e) if e.use_stderr() => {
-            eprint!("{}", parse_error(&e));
+            use std::io::Write;
+            let _ = write!(std::io::stderr().lock(), "{}", parse_error(&e));
             return ExitCode::from(2);
         }
+        // `--help`, `--version`: written as any command's output, so that a
+        // full disk is an error (status 1), a closed pipe a quiet end.
         Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(0);
+            return match output::emit(&e.render().to_string()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(f) if f.status == 0 => ExitCode::SUCCESS,
+                Err(f) => {
+                    output::note(&format!("error: {}", output::printable(&f.message)));
+                    ExitCode::from(f.status)
+                }
+            };
         }
     };
     // On a thread with a run's stack (see `STACK_BYTES`); where the system

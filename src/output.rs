@@ -385,10 +385,12 @@ pub fn run_csv(r: &RunReport, spec: &PolicySpec) -> String {
     ];
     header.extend(Metrics::NAMES.iter().map(|s| s.to_string()));
     w.write_record(&header).expect("in memory");
+    // Names escaped as everywhere on the terminal: a script's path must
+    // not drive it (the JSON escapes them as JSON does).
     let mut row = vec![
-        r.scenario.clone(),
-        r.policy.clone(),
-        spec.display(),
+        name(&r.scenario),
+        name(&r.policy),
+        name(&spec.display()),
         r.seed.to_string(),
     ];
     row.extend(
@@ -429,11 +431,31 @@ fn fitted(header: &[String], rows: &[Vec<String>]) -> String {
         format!("{t}\n")
     };
     let width = |text: &str| text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    // A Markdown table's width is the metric column's plus each policy
+    // column's, whatever its neighbours: measured once per column, so that
+    // choosing the columns of each table costs no render (it cost a render
+    // per candidate width: a compare of 500 policies took minutes).
+    let alone = width(&render(&[0]));
+    let extra: Vec<usize> = (0..header.len())
+        .map(|i| {
+            if i == 0 {
+                0
+            } else {
+                width(&render(&[0, i])).saturating_sub(alone)
+            }
+        })
+        .collect();
     let mut out = String::new();
     let mut next = 1;
     while next < header.len() {
         // The most policies from `next` on that fit (one at least).
-        let mut take = header.len() - next;
+        let mut take = 1;
+        let mut w = alone + extra[next];
+        while next + take < header.len() && w + extra[next + take] <= MAX_WIDTH {
+            w += extra[next + take];
+            take += 1;
+        }
+        // (Rendered to check: were a width not the sum, fewer are tried.)
         let text = loop {
             let cols: Vec<usize> = std::iter::once(0).chain(next..next + take).collect();
             let text = render(&cols);
@@ -556,9 +578,9 @@ pub fn compare_csv(c: &Comparison) -> String {
                 .iter()
                 .find(|d| d.policy == p.policy && d.metric == s.metric);
             w.write_record([
-                c.scenario.clone(),
-                p.policy.clone(),
-                p.spec.clone(),
+                name(&c.scenario),
+                name(&p.policy),
+                name(&p.spec),
                 s.metric.clone(),
                 csv_num(s.mean),
                 opt(s.ci_low),

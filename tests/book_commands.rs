@@ -1,6 +1,6 @@
 //! The book cannot drift: every `vcsim` command in a `sh` block of every
 //! page under `book/src/` runs here and must succeed. Commands run from the
-//! repository's root; what they write (`--out`, `--timeline`) goes to a
+//! repository's root; what they write (`--out`, `--timeline`, `--trace`) goes to a
 //! temporary directory, and a later command of the same page that names a
 //! written file reads it from there. The few commands that cannot run here
 //! are listed in `SKIPPED`, each with the reason.
@@ -106,7 +106,7 @@ fn every_vcsim_command_in_the_book_runs() {
             );
             let mut args: Vec<String> = Vec::new();
             for (i, w) in words.iter().enumerate().skip(1) {
-                let arg = if matches!(words[i - 1], "--out" | "--timeline") {
+                let arg = if matches!(words[i - 1], "--out" | "--timeline" | "--trace") {
                     let p = out_dir.join(w).to_string_lossy().into_owned();
                     written.insert(w.to_string(), p.clone());
                     p

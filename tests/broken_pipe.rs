@@ -79,7 +79,15 @@ fn a_pipe_closed_before_the_output_ends_every_command_quietly() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_full_disk_is_an_error_not_a_panic() {
-    for args in [&["list"][..], &["check", "policies/cs1.rhai"]] {
+    // `--help` and `--version` too: clap's own printing lost them silently.
+    for args in [
+        &["list"][..],
+        &["check", "policies/cs1.rhai"],
+        &["--help"],
+        &["--version"],
+        &["help", "run"],
+        &["run", "--help"],
+    ] {
         let full = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/full")
@@ -92,5 +100,24 @@ fn a_full_disk_is_an_error_not_a_panic() {
             err.starts_with("error: cannot write to standard output: No space left on device"),
             "{err}"
         );
+    }
+}
+
+/// A usage error is status 2 even where standard error cannot be written:
+/// printing it panicked, and the backstop ended with status 1.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_usage_error_is_status_2_whatever_becomes_of_its_message() {
+    for args in [
+        &["run", "scenarios/paper-base.toml", "--bogus"][..],
+        &["run"],
+        &["run", "scenarios/paper-base.toml", "--seed", "x"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = vcsim(args).stderr(full).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "vcsim {args:?}");
     }
 }

@@ -1436,3 +1436,62 @@ fn a_plugin_that_is_a_pipe_is_refused_not_waited_for() {
         &["lib.so", "not a loadable library: it is not a regular file"],
     );
 }
+
+/// `run` and `compare --format csv` printed a script's path raw, escape
+/// sequences and all (a path could clear the terminal), where the tables
+/// and the messages escape it: the CSV escapes it too.
+#[test]
+fn a_script_path_s_control_characters_are_escaped_in_csv_too() {
+    let dir = temp_dir("csv-control-char");
+    let script = dir.join("red\u{1b}[31m.rhai");
+    std::fs::copy(common::root().join("policies/least_slack.rhai"), &script).unwrap();
+    let spec = format!("cpu={}", script.display());
+    let short = ["--set", "duration_days=0.5", "--format", "csv"];
+    let mut run = vec!["run", "scenarios/paper-base.toml", "--policy", &spec];
+    run.extend(short);
+    let mut compare = vec![
+        "compare",
+        "scenarios/paper-base.toml",
+        "--policy",
+        "CS2_WF2_WS2_JC2",
+        "--policy",
+        &spec,
+    ];
+    compare.extend(short);
+    for args in [run, compare] {
+        let out = vcsim(&args).stdout();
+        assert!(!out.contains('\u{1b}'), "{args:?}: a raw escape character");
+        assert!(out.contains("red\\u{1b}[31m"), "{args:?}: {out}");
+    }
+}
+
+/// `compare`'s table was laid out by trying every width from all the
+/// policies down, a render each: 500 policies took minutes, printing
+/// nothing. Each table now takes as many policies as fit at once, and
+/// every line stays within the width.
+#[test]
+fn a_compare_of_500_policies_prints_its_tables_in_bounded_time() {
+    let mut args = vec![
+        "compare".to_string(),
+        "scenarios/paper-base.toml".into(),
+        "--set".into(),
+        "duration_days=0.01".into(),
+    ];
+    for i in 1..=500 {
+        args.push("--policy".into());
+        args.push(format!("CS2_WF2_WS2_JC2,label=p{i}"));
+    }
+    let out = timed(vcsim(&args)).succeeds();
+    assert!(
+        out.lines().all(|l| l.chars().count() <= 100),
+        "a line wider than 100"
+    );
+    // Every policy is in a table of means and (but the first) of differences.
+    for i in [1, 250, 500] {
+        let cell = format!("| p{i} ");
+        assert!(
+            out.matches(&cell).count() >= if i == 1 { 1 } else { 2 },
+            "p{i}"
+        );
+    }
+}

@@ -564,3 +564,32 @@ fn a_search_whose_points_all_fail_does_not_count_them_as_tried_for_a_loss() {
     }
     assert!(!text.contains("0 points tried"), "{text}");
 }
+
+// ---- Names from files in the outputs ----
+
+/// A script whose path holds an escape character wrote it raw into every
+/// plot's legend and `<title>`: XML allows it not even as a reference, so
+/// no SVG viewer opened the plots. It is written as Rust escapes it.
+#[test]
+fn a_control_character_in_a_script_s_path_leaves_the_plots_well_formed() {
+    let dir = dir_with_base("svg-control-char");
+    std::fs::copy(
+        common::root().join("policies/least_slack.rhai"),
+        dir.join("e\u{1b}x.rhai"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sweep.toml"),
+        "name = \"c\"\nscenario = \"base.toml\"\npolicies = [\"CS2_WF2_WS2_JC2\", \"cpu=e\\u001bx.rhai\"]\n\
+         [set]\nduration_days = 0.5\n[[axis]]\nparam = \"slack\"\nvalues = [2, 5]\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    timed(vcsim(&["sweep", "sweep.toml", "--out", out.to_str().unwrap()]).cwd(&dir)).succeeds();
+    let svg = std::fs::read_to_string(out.join("waste.svg")).unwrap();
+    assert!(
+        !svg.chars().any(|c| c.is_control() && c != '\n'),
+        "a raw control character in the SVG"
+    );
+    assert!(svg.contains("e\\u{1b}x"), "the name is not shown escaped");
+}
