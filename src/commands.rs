@@ -98,7 +98,15 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
                 keep_from: None,
                 bounds: Default::default(),
             };
-            let out = run_spec(&scn, &reg, &specs[0], opts).map_err(Failure::running)?;
+            // A failed run's log lines are printed above its error: what
+            // a script logged on the way there is what its author needs.
+            let out = match vcsim_framework::run_spec_keeping(&scn, &reg, &specs[0], opts) {
+                Ok(out) => out,
+                Err((e, kept)) => {
+                    output::print_log(&kept.log);
+                    return Err(Failure::running(e));
+                }
+            };
             if let Some(path) = &trace {
                 let mut text = out.trace.join("\n");
                 text.push('\n');
@@ -107,9 +115,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             if let (Some(path), Some(tl)) = (&timeline, &out.timeline) {
                 crate::output::write_timeline(path, tl, &out.report, out.explanation.as_ref())?;
             }
-            for line in &out.log {
-                output::note(&format!("note: {}", output::printable(line)));
-            }
+            output::print_log(&out.log);
             for w in &out.warnings {
                 output::note(&format!("warning: {}", output::printable(w)));
             }

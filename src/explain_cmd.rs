@@ -130,6 +130,17 @@ pub struct ExplainArgs<'a> {
     pub plugins: &'a [PathBuf],
 }
 
+/// A bound of the window as the header shows it: the clock, and the
+/// seconds where they are not whole (the window is not rounded, so `--from
+/// 0.4` leaves out the decisions of 0d 00:00:00).
+fn bound(t: f64) -> String {
+    if t == t.round() {
+        clock(t)
+    } else {
+        format!("{} (t={t:?}s)", clock(t))
+    }
+}
+
 pub fn explain(a: &ExplainArgs) -> Result<(), Failure> {
     seed_given_once(a.seed.is_some(), &flagged("--set", a.set))?;
     let scn = load_scenario_with(a.scenario, a.set)?;
@@ -163,9 +174,17 @@ pub fn explain(a: &ExplainArgs) -> Result<(), Failure> {
     // A failed run still shows what it recorded before the failure (the
     // decisions that led there), then the error, with status 1.
     let (ex, failure) = match run_spec_keeping(&scn, &reg, &specs[0], opts) {
-        Ok(out) => (out.explanation.expect("an explained run"), None),
-        Err((e, Some(ex))) => (*ex, Some(Failure::running(e))),
-        Err((e, None)) => return Err(Failure::running(e)),
+        Ok(out) => {
+            output::print_log(&out.log);
+            (out.explanation.expect("an explained run"), None)
+        }
+        Err((e, kept)) => {
+            output::print_log(&kept.log);
+            match kept.explanation {
+                Some(ex) => (*ex, Some(Failure::running(e))),
+                None => return Err(Failure::running(e)),
+            }
+        }
     };
     // Written as it is made, not gathered first: four days of 1,000
     // projects were 600 MB of JSON lines.
@@ -179,9 +198,9 @@ pub fn explain(a: &ExplainArgs) -> Result<(), Failure> {
                 output::name(&scn.name),
                 output::name(&specs[0].label()),
                 a.seed.unwrap_or(scn.seed),
-                clock(from),
+                bound(from),
                 if to.is_finite() {
-                    clock(to)
+                    bound(to)
                 } else {
                     "the end".into()
                 }
@@ -601,12 +620,24 @@ fn diverge_text(
                 } else {
                     ("B", "A")
                 };
-                let _ = writeln!(
-                    t,
-                    "  RPC: at {} {who} makes one ({}); {other} does not",
-                    clock(r.at),
-                    output::name(&r.rpc.decision)
-                );
+                let [na, nb] = r.rpcs_there;
+                let (mine, theirs) = if r.made_by == "a" { (na, nb) } else { (nb, na) };
+                let _ = if theirs == 0 {
+                    writeln!(
+                        t,
+                        "  RPC: at {} {who} makes one ({}); {other} does not",
+                        clock(r.at),
+                        output::name(&r.rpc.decision)
+                    )
+                } else {
+                    // The other run makes some there too, fewer.
+                    writeln!(
+                        t,
+                        "  RPC: at {} {who} makes {mine} RPCs to that project, {other} {theirs}; {who}'s {} has no match in {other}'s",
+                        clock(r.at),
+                        output::name(&r.rpc.decision)
+                    )
+                };
             }
             None => {
                 let _ = writeln!(t, "  RPC: both make the same RPCs");

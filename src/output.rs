@@ -41,6 +41,13 @@ pub fn note(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// A run's log, as notes on standard error.
+pub fn print_log(log: &[String]) {
+    for line in log {
+        note(&format!("note: {}", printable(line)));
+    }
+}
+
 fn table(header: Vec<String>) -> Table {
     let mut t = Table::new();
     t.load_preset(ASCII_MARKDOWN)

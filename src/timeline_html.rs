@@ -714,10 +714,35 @@ fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64, x: &Extent) -> 
         })
         .collect();
     drop(by_job);
+    // Several RPCs to one project in one step share (time, project): the
+    // k-th of them has the k-th run of records, each run beginning with
+    // its request (the fetcher's record).
+    let mut seen: Vec<((u64, usize), usize)> = Vec::new();
     let rpc = tl.rpcs[..x.rpcs]
         .iter()
         .map(|x| {
-            let list = all_of(&by_rpc, (x.time.to_bits(), x.project));
+            let key = (x.time.to_bits(), x.project);
+            let k = match seen.iter_mut().find(|e| e.0 == key) {
+                Some(e) => {
+                    e.1 += 1;
+                    e.1
+                }
+                None => {
+                    seen.retain(|e| e.0 .0 == key.0);
+                    seen.push((key, 0));
+                    0
+                }
+            };
+            let group = all_of(&by_rpc, key);
+            let starts: Vec<usize> = (0..group.len())
+                .filter(|&n| {
+                    n == 0 || ex.records[group[n].1].source == Source::Policy(Family::Fetch)
+                })
+                .collect();
+            let list = match starts.get(k) {
+                Some(&a) => &group[a..starts.get(k + 1).copied().unwrap_or(group.len())],
+                None => &group[..0],
+            };
             if list.is_empty() {
                 return (Vec::new(), 0);
             }
@@ -787,13 +812,29 @@ fn why(tl: &Timeline, r: &RunReport, ex: &Explanation, end: f64, x: &Extent) -> 
             .collect();
         plot
     });
+    const MAX_RANK_NAMES: usize = 5;
+    fn cut_name(s: &str) -> String {
+        const MAX: usize = 120;
+        if s.chars().count() <= MAX {
+            s.to_string()
+        } else {
+            format!("{}…", s.chars().take(MAX - 1).collect::<String>())
+        }
+    }
     let rankings = &ex.rankings[..ex.rankings.partition_point(|(t, _)| *t < until)];
     let rank = (!rankings.is_empty()).then(|| {
-        let mut names: Vec<&str> = Vec::new();
+        // The plot's label: the first few names the scheduler gave, each
+        // cut, and how many more (a script may give a new one at every
+        // call: joined whole, they took gigabytes).
+        let mut distinct: std::collections::BTreeSet<&str> = Default::default();
+        let mut names: Vec<String> = Vec::new();
         for (_, rk) in rankings {
-            if !names.contains(&rk.name.as_str()) {
-                names.push(&rk.name);
+            if distinct.insert(rk.name.as_str()) && names.len() < MAX_RANK_NAMES {
+                names.push(cut_name(&rk.name));
             }
+        }
+        if distinct.len() > names.len() {
+            names.push(format!("and {} more", distinct.len() - names.len()));
         }
         let values = rankings.iter().map(|(t, rk)| {
             let mut v = rk.values.clone();

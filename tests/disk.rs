@@ -304,6 +304,38 @@ fn the_files_of_jobs_a_disk_manager_deletes_go_with_them_unless_sticky() {
     assert!(t.elapsed() < common::HOSTILE_BOUND, "{:?}", t.elapsed());
 }
 
+/// `make_room` is called for an arriving job's input, that job already
+/// queued: a plan that deleted it left its input written for a job no
+/// longer on the host (`file.job` naming it), and disk usage grew while
+/// "deleting to free space". It is an invalid decision, naming the job.
+#[test]
+fn make_room_cannot_delete_the_job_it_makes_room_for() {
+    let scn = scenario_file(
+        "self-delete",
+        "name = \"self-delete\"\nduration_days = 0.25\n[host]\nncpus = 2\ncpu_flops = 1e9\ndisk_gb = 100\n\
+         [client]\ndisk_max_used_gb = 2\n[[project]]\nname = \"A\"\nresource_share = 100\n\
+         latency_bound_days = 5\n[[project.app]]\nname = \"main\"\ncpus = 1\n\
+         flops_estimate = 2.6e13\nflops_mean = 2.6e13\ninput_mb = 50\n",
+    );
+    let script = scn.with_file_name("delete_all_queued.rhai");
+    std::fs::write(
+        &script,
+        "fn free_space(v, p) { 1e9 }\nfn enforces() { true }\n\
+         fn make_room(v, p, bytes) { let ids = []; for j in v.jobs { if j.deletable { ids.push(j.id); } } #{ delete_jobs: ids } }\n",
+    )
+    .unwrap();
+    let policy = format!("disk={}", script.display());
+    vcsim(&["run", scn.to_str().unwrap(), "--policy", &policy])
+        .run()
+        .fails_with(
+            1,
+            &[
+                "delete_all_queued.rhai",
+                "invalid decision: `make_room`'s plan: job 0 is the one whose file the room is for",
+            ],
+        );
+}
+
 /// The disk manager keeps its own limits, but not the disk's size: a
 /// manager that reports more free space than there is (here, a petabyte
 /// on a 5 GB disk) gets jobs whose files cannot be written. As on a real

@@ -1495,3 +1495,78 @@ fn a_compare_of_500_policies_prints_its_tables_in_bounded_time() {
         );
     }
 }
+
+/// A CPU script may name its ranking anew at each call, each name within
+/// the string limit: the page joined every name into the plot's label (a
+/// 353 MB page for 5 days; 7 days aborted with status 134). The label has
+/// the first five names, cut, and how many more; the run keeps 200
+/// characters of each.
+#[test]
+fn a_ranking_named_anew_at_each_call_keeps_the_page_small() {
+    let dir = temp_dir("rank-names");
+    std::fs::write(
+        dir.join("rk.rhai"),
+        "fn schedule(v) {\n  let cap = v.capacity(); let out = [];\n  for j in v.jobs_by_deadline { if cap.fits(j) { cap.take(j); out.push(j); } }\n  let name = `${v.now}`;\n  name.pad(60000, \"y\");\n  #{ run: out, ranking: #{ name: name, values: [1.0] } }\n}\n",
+    )
+    .unwrap();
+    let scn = common::root().join("scenarios/paper-base.toml");
+    timed(
+        vcsim(&[
+            "run",
+            scn.to_str().unwrap(),
+            "--policy",
+            "cpu=rk.rhai",
+            "--set",
+            "duration_days=2",
+            "--set",
+            "client.sched_period_minutes=1",
+            "--timeline",
+            "t.html",
+        ])
+        .cwd(&dir),
+    )
+    .succeeds();
+    let page = std::fs::read_to_string(dir.join("t.html")).unwrap();
+    assert!(page.len() < 5_000_000, "a page of {} bytes", page.len());
+    assert!(
+        page.contains(" more\""),
+        "the label says how many more names"
+    );
+}
+
+/// A script's text with control characters: what `log` writes from a hook
+/// without a view (`init`) went raw to standard error, and a thrown error
+/// raw into a sweep's `results.csv`, where the notes and the messages on
+/// the terminal escape them. Both are escaped now.
+#[test]
+fn a_script_s_control_characters_reach_neither_the_terminal_nor_results_csv_raw() {
+    let dir = temp_dir("script-control-chars");
+    std::fs::write(
+        dir.join("esc.rhai"),
+        "fn init() { log(\"from init: \\u001b[2J\\u0007\"); #{} }\n\
+         fn schedule(v) {\n    if v.now > 3600.0 { throw \"bad\\u001b[31m\" }\n    \
+         let cap = v.capacity(); let out = [];\n    \
+         for j in v.jobs_by_deadline { if cap.fits(j) { cap.take(j); out.push(j); } }\n    out\n}\n",
+    )
+    .unwrap();
+    let scn = common::root().join("scenarios/paper-base.toml");
+    std::fs::write(
+        dir.join("sw.toml"),
+        format!(
+            "name = \"esc\"\nscenario = \"{}\"\npolicies = [\"CS2_WF2_WS2_JC2\", \"cpu=esc.rhai\"]\nreplications = 1\n[set]\nduration_days = 1\n",
+            scn.display()
+        ),
+    )
+    .unwrap();
+    let r = timed(vcsim(&["sweep", "sw.toml", "--out", "out"]).cwd(&dir));
+    assert_eq!(r.status(), 1, "{}", r.stderr());
+    let err = r.stderr();
+    assert!(
+        !err.contains('\u{1b}') && !err.contains('\u{7}'),
+        "raw control characters: {err:?}"
+    );
+    assert!(err.contains("from init: \\u{1b}[2J\\u{7}"), "{err}");
+    let csv = std::fs::read_to_string(dir.join("out/results.csv")).unwrap();
+    assert!(!csv.contains('\u{1b}'), "raw escape in results.csv");
+    assert!(csv.contains("bad\\u{1b}[31m"), "{csv}");
+}

@@ -52,6 +52,40 @@ fn an_explained_run_past_its_records_stops_and_says_to_record_less() {
     assert!(e.contains("an explained run"), "{e}");
     assert!(e.contains("keeps at most 100 records"), "{e}");
     assert!(e.contains("record a shorter run"), "{e}");
+    // What a failed `explain` prints stops at the bound it states (a
+    // step's records went past it: 500,458 printed of "at most 500000").
+    let scn = base(10.0);
+    let spec = PolicySpec::parse("CS2_WF2_WS2_JC2").unwrap();
+    let opts = SimOptions {
+        explain: true,
+        bounds: RecordBounds {
+            records: 101,
+            ..small()
+        },
+        ..SimOptions::default()
+    };
+    match vcsim_framework::run_spec_keeping(&scn, &registry(), &spec, opts) {
+        Err((
+            _,
+            vcsim_framework::sim::Kept {
+                explanation: Some(ex),
+                ..
+            },
+        )) => {
+            assert_eq!(ex.records.len(), 101);
+            // The step of the last one made more: the bound cut it.
+            let full = run(SimOptions {
+                explain: true,
+                ..SimOptions::default()
+            })
+            .unwrap()
+            .explanation
+            .unwrap();
+            let t = ex.records[100].time;
+            assert!(full.records.iter().filter(|r| r.time <= t).count() > 101);
+        }
+        _ => panic!("the run must fail and keep its records"),
+    }
 }
 
 #[test]

@@ -788,3 +788,111 @@ fn a_capacity_knows_the_jobs_taken() {
     );
     assert!(e.contains("ok"), "{e}");
 }
+
+/// `piggyback(v, p)` is asked what to ask p when an RPC goes there anyway:
+/// a request to another project was dropped without a word (the RPC asked
+/// for nothing). It is an invalid decision, naming both projects.
+#[test]
+fn a_piggyback_request_to_another_project_is_an_invalid_decision() {
+    let wf1 = std::fs::read_to_string(root().join("policies/wf1_v4.rhai")).unwrap();
+    let start = wf1.find("fn piggyback").expect("wf1_v4.rhai has piggyback");
+    let end = start + wf1[start..].find("\n}\n").unwrap() + 3;
+    let text = format!(
+        "{}{}fn piggyback(v, p) {{ work_request((p + 1) % v.nprojects, 1000.0) }}\n",
+        &wf1[..start],
+        &wf1[end..]
+    );
+    let p = temp_script("piggyback_other.rhai", &text);
+    let s = spec(&format!("fetch={p}"));
+    let reg = registry(std::slice::from_ref(&s));
+    let mut scn = Scenario::load(&root().join("scenarios/today-four-projects.toml")).unwrap();
+    scn.duration_days = 1.0;
+    let e = run(&scn, &reg, &s).unwrap_err();
+    assert!(
+        e.contains(
+            "invalid decision: `piggyback` for project `A` returned a request to project `B`"
+        ),
+        "{e}"
+    );
+}
+
+/// A script's `log` lines were printed only by a run that succeeded: the
+/// run that failed, whose author needs them most, printed none. `run` and
+/// `explain` print them above the error.
+#[test]
+fn a_failed_run_prints_the_log_lines_before_its_error() {
+    let p = temp_script(
+        "log_then_throw.rhai",
+        "fn schedule(v) {\n    log(`schedule at ${v.now}`);\n    if v.now > 7200.0 { throw \"boom\"; }\n    let cap = v.capacity(); let out = [];\n    for j in v.jobs_by_deadline { if cap.fits(j) { cap.take(j); out.push(j); } }\n    out\n}\n",
+    );
+    let spec = format!("cpu={p}");
+    for cmd in ["run", "explain"] {
+        let r = vcsim(&[
+            cmd,
+            "scenarios/paper-base.toml",
+            "--policy",
+            &spec,
+            "--set",
+            "duration_days=1",
+        ])
+        .run();
+        assert_eq!(r.status(), 1, "{cmd}: {}", r.stderr());
+        let err = r.stderr();
+        let logged = err
+            .find("schedule at 7200")
+            .unwrap_or_else(|| panic!("{cmd}: {err}"));
+        let failed = err.find("boom").unwrap();
+        assert!(logged < failed, "{cmd}: the log comes first: {err}");
+    }
+}
+
+/// A state over the limits that `init` returns (a map filled by `m[k] = x`)
+/// was blamed on the first hook called, which never touched `this`: it is
+/// `init`'s error.
+#[test]
+fn a_state_over_the_limits_from_init_is_init_s_error() {
+    let p = temp_script(
+        "big_init.rhai",
+        "fn init() { let m = #{}; for i in 0..10001 { m[`k${i}`] = i; } m }\n\
+         fn schedule(v) { v.jobs_by_deadline }\n",
+    );
+    let e = run_error("cpu", &p);
+    assert!(
+        e.contains(
+            "in function `init`: the state it returns holds a map of more than 10000 entries"
+        ),
+        "{e}"
+    );
+}
+
+/// An estimator that reads its own estimates is refused: the error named
+/// no line, and where the script defines `correction`, blamed that
+/// constant function. It is at the line of `remaining` that asked.
+#[test]
+fn an_estimator_reading_its_own_estimates_is_refused_at_that_line() {
+    for (name, read) in [
+        ("own_remaining.rhai", "job.remaining"),
+        ("own_static.rhai", "job.static_estimate"),
+    ] {
+        let p = temp_script(
+            name,
+            &format!("fn remaining(v, job) {{\n    let x = 1.0;\n    {read} * x\n}}\nfn correction(p) {{ 2.0 }}\n"),
+        );
+        let e = run_error("estimate", &p);
+        assert!(
+            e.contains(&format!("{p}:3:"))
+                && e.contains("in function `remaining`: the script was called again while it runs"),
+            "{e}"
+        );
+    }
+}
+
+/// A value of the wrong kind is named as scripts know it (`Job`), not by
+/// vcsim's Rust type (`vcsim_script::api::JobH`).
+#[test]
+fn a_returned_handle_of_the_wrong_kind_is_named_as_the_api_names_it() {
+    let p = temp_script("returns_job.rhai", "fn remaining(v, job) { job }\n");
+    let e = run_error("estimate", &p);
+    assert!(e.contains("it must return a number, got Job"), "{e}");
+    assert!(!e.contains("vcsim_script::"), "{e}");
+}

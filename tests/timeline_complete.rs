@@ -520,52 +520,7 @@ fn an_explained_run_s_page_holds_the_reason_of_each_stretch_and_rpc_and_the_plot
     );
     assert_eq!(with_reason, tl.segments.len(), "CS2 explains every start");
 
-    // Each RPC: the fetcher's request with its reason, and the outcome.
-    let rpcs = why["rpc"].as_array().unwrap();
-    assert_eq!(rpcs.len(), tl.rpcs.len());
-    assert!(!tl.rpcs.is_empty());
-    for (i, x) in tl.rpcs.iter().enumerate() {
-        let name = &tl.project_names[x.project];
-        let recs: Vec<_> = rpcs[i][0]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|k| why_rec(why, k.as_u64().unwrap() as usize))
-            .collect();
-        assert!(recs.iter().all(|r| r.0 == x.time), "RPC {i}: {recs:?}");
-        let fetch = recs
-            .iter()
-            .find(|r| r.1 == "fetch")
-            .unwrap_or_else(|| panic!("RPC {i}: no request: {recs:?}"));
-        assert!(
-            fetch.2.starts_with(&format!("RPC to {name} asking for")),
-            "{fetch:?}"
-        );
-        let want = ex
-            .records
-            .iter()
-            .find(|r| {
-                r.time == x.time
-                    && r.project == Some(x.project)
-                    && r.source == Source::Policy(Family::Fetch)
-            })
-            .unwrap();
-        assert_eq!(
-            fetch.3.as_deref(),
-            Some(want.reason.text.as_str()).filter(|t| !t.is_empty())
-        );
-        let outcome = if x.reached {
-            let unit = if x.jobs == 1 { "job" } else { "jobs" };
-            format!("{name} replied with {} {unit}", x.jobs)
-        } else {
-            format!("{name} not reached")
-        };
-        assert!(
-            recs.iter()
-                .any(|r| r.1 == "outcome" && r.2.starts_with(&outcome)),
-            "RPC {i}: no `{outcome}` in {recs:?}"
-        );
-    }
+    rpcs_hold_their_own_records(why, &tl, &ex);
 
     // The plots: fractions of the work done, the resource shares, the
     // scheduler's ranking.
@@ -708,4 +663,109 @@ fn a_scenario_named_like_the_page_s_placeholders_stays_in_its_title() {
     );
     let data = page_data(&page);
     assert!(data["title"].as_str().unwrap().contains("{{DATA}}"));
+}
+
+/// Each RPC tick of a page holds its own request with its reason and its
+/// own reply, at most ten records (two RPCs to a project in one step each
+/// had both's); returns how many RPCs were a project's second or later in
+/// their step.
+fn rpcs_hold_their_own_records(
+    why: &serde_json::Value,
+    tl: &vcsim_framework::timeline::Timeline,
+    ex: &vcsim_framework::explain::Explanation,
+) -> usize {
+    use vcsim_framework::explain::Source;
+    use vcsim_framework::Family;
+    // Each RPC: its own request with its reason, and its own outcome, at
+    // most ten records (two RPCs to a project in one step each had both's).
+    let rpcs = why["rpc"].as_array().unwrap();
+    assert_eq!(rpcs.len(), tl.rpcs.len());
+    assert!(!tl.rpcs.is_empty());
+    let mut twice = 0;
+    for (i, x) in tl.rpcs.iter().enumerate() {
+        // The k-th RPC to this project at this time.
+        let k = tl.rpcs[..i]
+            .iter()
+            .filter(|y| y.time == x.time && y.project == x.project)
+            .count();
+        twice += usize::from(k > 0);
+        let name = &tl.project_names[x.project];
+        let recs: Vec<_> = rpcs[i][0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| why_rec(why, k.as_u64().unwrap() as usize))
+            .collect();
+        assert!(recs.iter().all(|r| r.0 == x.time), "RPC {i}: {recs:?}");
+        assert!(recs.len() <= 10, "RPC {i}: {} records", recs.len());
+        let fetches: Vec<_> = recs.iter().filter(|r| r.1 == "fetch").collect();
+        assert_eq!(fetches.len(), 1, "RPC {i}: one request: {recs:?}");
+        let fetch = fetches[0];
+        assert!(
+            fetch.2.starts_with(&format!("RPC to {name} asking for")),
+            "{fetch:?}"
+        );
+        let want = ex
+            .records
+            .iter()
+            .filter(|r| {
+                r.time == x.time
+                    && r.project == Some(x.project)
+                    && r.source == Source::Policy(Family::Fetch)
+            })
+            .nth(k)
+            .unwrap();
+        assert_eq!(fetch.2, want.decision, "RPC {i}");
+        assert_eq!(
+            fetch.3.as_deref(),
+            Some(want.reason.text.as_str()).filter(|t| !t.is_empty())
+        );
+        let outcome = if x.reached {
+            let unit = if x.jobs == 1 { "job" } else { "jobs" };
+            format!("{name} replied with {} {unit}", x.jobs)
+        } else {
+            format!("{name} not reached")
+        };
+        let replies: Vec<_> = recs
+            .iter()
+            .filter(|r| {
+                r.1 == "outcome" && (r.2.contains(" replied with ") || r.2.contains(" not reached"))
+            })
+            .collect();
+        assert!(
+            replies.len() == 1 && replies[0].2.starts_with(&outcome),
+            "RPC {i}: not one `{outcome}` in {recs:?}"
+        );
+    }
+    twice
+}
+
+/// The base scenario makes two RPCs to its project at its first step: each
+/// tick of the page has its own.
+#[test]
+fn two_rpcs_to_a_project_in_one_step_each_show_their_own_records() {
+    use vcsim_framework::{run_spec, PolicySpec, Registry, SimOptions};
+    let dir = temp_dir("timeline-two-rpcs");
+    let scn_path = shortened(&dir, "scenarios/paper-base.toml", 1);
+    vcsim(&["run", "s.toml", "--timeline", "t.html"])
+        .cwd(&dir)
+        .run()
+        .succeeds();
+    let data = page_data(&std::fs::read_to_string(dir.join("t.html")).unwrap());
+    vcsim_builtin::link();
+    let reg = Registry::builtins().unwrap();
+    let scn = Scenario::load(&scn_path).unwrap();
+    let opts = SimOptions {
+        timeline: true,
+        explain: true,
+        ..SimOptions::default()
+    };
+    let spec = PolicySpec::parse("CS2_WF2_WS2_JC2").unwrap();
+    let run = run_spec(&scn, &reg, &spec, opts).unwrap();
+    let twice = rpcs_hold_their_own_records(
+        &data["why"],
+        run.timeline.as_ref().unwrap(),
+        run.explanation.as_ref().unwrap(),
+    );
+    assert!(twice > 0, "the run has two RPCs to a project in one step");
 }

@@ -43,6 +43,9 @@ pub struct RpcConsequence {
     /// The run that made it: "a" or "b".
     pub made_by: &'static str,
     pub rpc: Record,
+    /// How many RPCs each run (a, b) makes at that time to that project:
+    /// the other may make some, fewer.
+    pub rpcs_there: [usize; 2],
 }
 
 /// The first time a project's share of the work done differs by more than
@@ -183,6 +186,10 @@ fn deadline_consequence(
 }
 
 /// The first RPC (by time and project) made by one run and not the other.
+/// Two RPCs to one project in one step count as two: where one run makes
+/// more than the other, the RPC named is one the other does not make (an
+/// RPC with the same words in both is matched first), so that the other
+/// run's own explanation never shows the RPC it is said not to make.
 fn rpc_consequence(a: &Explanation, b: &Explanation, from: usize) -> Option<RpcConsequence> {
     let rpcs = |e: &Explanation| -> Vec<Record> {
         e.records
@@ -193,32 +200,68 @@ fn rpc_consequence(a: &Explanation, b: &Explanation, from: usize) -> Option<RpcC
             .collect()
     };
     let (ra, rb) = (rpcs(a), rpcs(b));
-    let key = |r: &Record| (r.time, r.project);
-    let n = ra.len().min(rb.len());
-    let i = (0..n).find(|&i| key(&ra[i]) != key(&rb[i])).unwrap_or(n);
-    match (ra.get(i), rb.get(i)) {
-        (Some(x), Some(y)) if x.time <= y.time => Some(RpcConsequence {
-            at: x.time,
-            made_by: "a",
-            rpc: x.clone(),
-        }),
-        (Some(_), Some(y)) => Some(RpcConsequence {
-            at: y.time,
-            made_by: "b",
-            rpc: y.clone(),
-        }),
-        (Some(x), None) => Some(RpcConsequence {
-            at: x.time,
-            made_by: "a",
-            rpc: x.clone(),
-        }),
-        (None, Some(y)) => Some(RpcConsequence {
-            at: y.time,
-            made_by: "b",
-            rpc: y.clone(),
-        }),
-        (None, None) => None,
+    // The records are in time order: walk both a step at a time.
+    let (mut i, mut j) = (0, 0);
+    while i < ra.len() || j < rb.len() {
+        let t = match (ra.get(i), rb.get(j)) {
+            (Some(x), Some(y)) => x.time.min(y.time),
+            (Some(x), None) => x.time,
+            (None, Some(y)) => y.time,
+            (None, None) => break,
+        };
+        let i_end = i + ra[i..].iter().take_while(|r| r.time == t).count();
+        let j_end = j + rb[j..].iter().take_while(|r| r.time == t).count();
+        if let Some(c) = unmatched_at(&ra[i..i_end], &rb[j..j_end]) {
+            return Some(c);
+        }
+        (i, j) = (i_end, j_end);
     }
+    None
+}
+
+/// Of the RPCs of both runs at one time, the first (by project, then the
+/// run's order) that one run makes more often than the other; the same
+/// words are matched first.
+fn unmatched_at(ra: &[Record], rb: &[Record]) -> Option<RpcConsequence> {
+    let mut projects: Vec<Option<usize>> = ra.iter().chain(rb).map(|r| r.project).collect();
+    projects.sort();
+    projects.dedup();
+    for p in projects {
+        let xs: Vec<&Record> = ra.iter().filter(|r| r.project == p).collect();
+        let ys: Vec<&Record> = rb.iter().filter(|r| r.project == p).collect();
+        if xs.len() == ys.len() {
+            continue;
+        }
+        let rpcs_there = [xs.len(), ys.len()];
+        let (more, fewer, made_by) = if xs.len() > ys.len() {
+            (xs, ys, "a")
+        } else {
+            (ys, xs, "b")
+        };
+        // Each of the fewer run's RPCs takes one with its words, if any.
+        let mut taken = vec![false; more.len()];
+        let mut unpaired = 0;
+        for f in &fewer {
+            match (0..more.len()).find(|&k| !taken[k] && more[k].decision == f.decision) {
+                Some(k) => taken[k] = true,
+                None => unpaired += 1,
+            }
+        }
+        // The rest pair in order; the first untaken beyond them is named.
+        if let Some(r) = (0..more.len())
+            .filter(|&k| !taken[k])
+            .nth(unpaired)
+            .map(|k| more[k])
+        {
+            return Some(RpcConsequence {
+                at: r.time,
+                made_by,
+                rpc: r.clone(),
+                rpcs_there,
+            });
+        }
+    }
+    None
 }
 
 /// Each project's fraction of the work done by time `t`: the recorded
@@ -338,6 +381,42 @@ mod tests {
             job: None,
             outcome: Outcome::None,
         }
+    }
+
+    /// B makes two RPCs to project 0 at 3360 s, A one with the words of
+    /// B's second: the consequence is B's first, which A does not make
+    /// (it named B's second, the very RPC A's explanation shows).
+    #[test]
+    fn an_rpc_consequence_is_one_the_other_run_does_not_make() {
+        let fetch = Source::Policy(Family::Fetch);
+        let mut a = Explanation::default();
+        let mut b = Explanation::default();
+        a.records = vec![
+            rec(3360.0, fetch, "RPC to A asking for 26.67 s of work"),
+            rec(6720.0, fetch, "RPC to A asking for 10 s of work"),
+        ];
+        b.records = vec![
+            rec(3360.0, fetch, "RPC to A asking for 80 s of work"),
+            rec(3360.0, fetch, "RPC to A asking for 26.67 s of work"),
+        ];
+        let c = rpc_consequence(&a, &b, 0).expect("a consequence");
+        assert_eq!((c.at, c.made_by, c.rpcs_there), (3360.0, "b", [1, 2]));
+        assert_eq!(c.rpc.decision, "RPC to A asking for 80 s of work");
+        // As many RPCs to the project at that time, whatever they ask: none
+        // there; the next is A's alone.
+        b.records.remove(1);
+        let c = rpc_consequence(&a, &b, 0).expect("a consequence");
+        assert_eq!((c.at, c.made_by), (6720.0, "a"));
+        // Another project at the same time is one B makes and A does not.
+        b.records
+            .push(rec(6720.0, fetch, "RPC to A asking for 10 s of work"));
+        let mut other = rec(6720.0, fetch, "RPC to B asking for 5 s of work");
+        other.project = Some(1);
+        b.records.push(other);
+        let c = rpc_consequence(&a, &b, 0).expect("a consequence");
+        assert_eq!((c.at, c.made_by, c.rpc.project), (6720.0, "b", Some(1)));
+        b.records.pop();
+        assert!(rpc_consequence(&a, &b, 0).is_none());
     }
 
     #[test]

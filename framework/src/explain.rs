@@ -269,6 +269,9 @@ pub struct Ranking {
     pub values: Vec<f64>,
 }
 
+/// The characters of a ranking's name an explained run keeps.
+pub const MAX_RANKING_NAME_CHARS: usize = 200;
+
 /// The record of an explained run.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Explanation {
@@ -365,6 +368,12 @@ impl Explanation {
         self.records.push(r);
     }
     pub(crate) fn ranking(&mut self, t: Time, mut r: Ranking) {
+        // A label: kept to its first characters, so that a policy giving a
+        // long new name at each call cannot fill memory with them.
+        if let Some((at, _)) = r.name.char_indices().nth(MAX_RANKING_NAME_CHARS) {
+            r.name.truncate(at);
+            r.name.push('…');
+        }
         if self.rankings.last().is_none_or(|(_, last)| *last != r) {
             r.values.shrink_to_fit();
             self.kept

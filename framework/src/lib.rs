@@ -53,15 +53,17 @@ pub fn run_spec(
     run(scn, set, &spec.label(), opts).map_err(|e| format!("{}: {e}", scn.name))
 }
 
-/// [`run_spec`], keeping on failure what an explained run recorded before
-/// it (`explain` shows those records above the error).
+/// [`run_spec`], keeping on failure what the run recorded before it
+/// (`explain` shows the records above the error, `run` the log's lines).
 pub fn run_spec_keeping(
     scn: &Scenario,
     registry: &Registry,
     spec: &PolicySpec,
     opts: SimOptions,
-) -> Result<RunOutput, (String, Option<Box<explain::Explanation>>)> {
-    let set = registry.instantiate(spec).map_err(|e| (e, None))?;
+) -> Result<RunOutput, (String, sim::Kept)> {
+    let set = registry
+        .instantiate(spec)
+        .map_err(|e| (e, sim::Kept::default()))?;
     sim::run_keeping(scn, set, &spec.label(), opts)
-        .map_err(|(e, ex)| (format!("{}: {e}", scn.name), ex))
+        .map_err(|(e, kept)| (format!("{}: {e}", scn.name), kept))
 }

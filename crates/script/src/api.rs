@@ -341,7 +341,7 @@ fn sort_by_deadline(v: &View, arr: &mut Array, descending: bool) -> Result<(), S
         let h = d
             .clone()
             .try_cast::<JobH>()
-            .ok_or_else(|| format!("sort_by_deadline: expected jobs, got {}", d.type_name()))?;
+            .ok_or_else(|| format!("sort_by_deadline: expected jobs, got {}", type_of(&d)))?;
         keyed.push((h.resolve(v)?.deadline, d));
     }
     if descending {
@@ -421,11 +421,28 @@ pub fn log_line(msg: &str) {
         None => ("script".to_string(), None),
     });
     let t = t.map_or(String::new(), |t| format!(" t={t}"));
-    if n == MAX_LOG_LINES {
-        eprintln!("[{script}{t}] (a policy writes at most {MAX_LOG_LINES} lines a run: later lines are dropped)");
+    // Control characters escaped as in every note (a script must not drive
+    // the terminal), and a standard error that cannot be written ignored.
+    let visible = |s: &str| -> String {
+        s.chars()
+            .flat_map(|c| {
+                let e: Vec<char> = if c.is_control() {
+                    c.escape_debug().collect()
+                } else {
+                    vec![c]
+                };
+                e
+            })
+            .collect()
+    };
+    let script = visible(&script);
+    let line = if n == MAX_LOG_LINES {
+        format!("[{script}{t}] (a policy writes at most {MAX_LOG_LINES} lines a run: later lines are dropped)")
     } else {
-        eprintln!("[{script}{t}] {msg}");
-    }
+        format!("[{script}{t}] {}", visible(msg))
+    };
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 fn f(x: i64) -> f64 {
@@ -441,6 +458,36 @@ pub(crate) fn draw_in(lo: i64, hi: i64, x: f64) -> i64 {
     let span = hi.wrapping_sub(lo) as u64;
     let k = ((span as f64 * x).floor() as u64).min(span - 1);
     lo.wrapping_add(k as i64)
+}
+
+/// A value's type as scripts know it (`Job`, not `vcsim_script::api::JobH`):
+/// the names `register` gives the handles (a test checks they agree).
+pub(crate) fn type_of(d: &Dynamic) -> String {
+    script_name(d.type_name()).to_string()
+}
+
+/// The name scripts know a Rust type by (see [`type_of`]).
+pub(crate) fn script_name(rust: &str) -> &str {
+    let short = rust.rsplit("::").next().unwrap_or(rust);
+    match short {
+        "ViewH" => "View",
+        "HostH" => "Host",
+        "PrefsH" => "Prefs",
+        "ProjectH" => "Project",
+        "JobH" => "Job",
+        "RunH" => "Run",
+        "RequestH" => "WorkRequest",
+        "CapacityH" => "Capacity",
+        "RrH" => "RrSim",
+        "ListSimH" => "ListSim",
+        "ServerH" => "Request",
+        "SentH" => "Sent",
+        "CandH" => "Candidate",
+        "ReportedH" => "ReportedJob",
+        "ReplyH" => "Reply",
+        "FileH" => "File",
+        _ => rust,
+    }
 }
 
 /// Registers the whole API on `engine`; returns its documentation.

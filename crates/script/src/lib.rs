@@ -54,7 +54,7 @@ pub use limits::{
     MAX_SCRIPT_BYTES, MAX_SCRIPT_LINES,
 };
 
-use api::{CandH, FileH, JobH, ReplyH, RequestH, RunH, SentH, ServerH, ViewH};
+use api::{type_of, CandH, FileH, JobH, ReplyH, RequestH, RunH, SentH, ServerH, ViewH};
 use frame::Frame;
 use rhai::packages::{
     BasicArrayPackage, BasicMapPackage, BasicMathPackage, BitFieldPackage, CorePackage,
@@ -552,6 +552,9 @@ struct Hooked {
     stderr_lines: Cell<u64>,
 }
 
+/// The start of the error of a script called again while it runs.
+const REENTERED: &str = "the script was called again while it runs";
+
 impl Hooked {
     fn new(script: Arc<Script>, family: Family) -> Result<Hooked, String> {
         let h = Hooked {
@@ -564,7 +567,16 @@ impl Hooked {
         };
         if h.script.has("init", 0) {
             let s = h.call("init", None, None, &[], (), Draws::Counted);
-            *h.state.borrow_mut() = s.map_err(|e| e.message)?;
+            let s = s.map_err(|e| e.message)?;
+            // The state it returns, in full (a map filled by `m[k] = x` is
+            // not checked as it returns): else the first hook is blamed.
+            if let Some(what) = limits::size_error(limits::sizes(&s)) {
+                return Err(format!(
+                    "{}: in function `init`: the state it returns holds {what}",
+                    h.script.path
+                ));
+            }
+            *h.state.borrow_mut() = s;
         }
         Ok(h)
     }
@@ -583,9 +595,10 @@ impl Hooked {
         draws: Draws,
     ) -> PolicyResult<Dynamic> {
         let path = self.script.path.as_str();
+        // (Said by the outer call, at the line that asked: see below.)
         let mut state = self.state.try_borrow_mut().map_err(|_| {
             PolicyError::new(format!(
-                "{path}: in function `{hook}`: the script was called again while it runs (an estimator that asks for its own estimates? Inside the estimator, use `job.estimated_seconds` rather than `job.static_estimate` or `job.remaining`)"
+                "{REENTERED} (an estimator that asks for its own estimates? Inside the estimator, use `job.estimated_seconds` rather than `job.static_estimate` or `job.remaining`)"
             ))
         })?;
         if limits::run_spent(view.map_or(0.0, |v| v.now())) {
@@ -628,6 +641,9 @@ impl Hooked {
             .map_err(|e| describe_error(path, hook, &e))
         });
         let d = r.map_err(|e| match cause.into_inner() {
+            // This script called again from within: the error is this
+            // call's, at the line whose getter asked.
+            Some(c) if c.message.starts_with(REENTERED) => PolicyError::new(e).of(self.family),
             // The estimator's error, met by a getter: it is the cause.
             Some(c) => c,
             None => PolicyError::new(e).of(self.family),
@@ -647,14 +663,14 @@ impl Hooked {
     fn bad(&self, hook: &str, what: &str, got: &Dynamic) -> PolicyError {
         // A scalar is shown with its value: `got i64 -1` says more than the type.
         let shown = if got.is_int() || got.is_float() || got.is_bool() || got.is_char() {
-            format!("{} `{got}`", got.type_name())
+            format!("{} `{got}`", type_of(got))
         } else if let Some(text) = got.read_lock::<rhai::ImmutableString>() {
             // `got string "maybe"`, short and escaped (a verdict misspelt).
             let short: String = text.chars().take(40).collect();
             let more = if text.chars().count() > 40 { "…" } else { "" };
             format!("string {short:?}{more}")
         } else {
-            got.type_name().to_string()
+            type_of(got)
         };
         PolicyError::new(format!(
             "{}: in function `{hook}`: invalid decision: it must return {what}, got {shown}",
@@ -736,7 +752,7 @@ impl Hooked {
                 job,
                 format!(
                     "a reason must be a string or a map `#{{ text: \"...\", name: value }}`, got {}",
-                    d.type_name()
+                    type_of(d)
                 ),
             ));
         };
@@ -746,10 +762,7 @@ impl Hooked {
                     return Err(self.invalid_reason(
                         hook,
                         job,
-                        format!(
-                            "the reason's `text` must be a string, got {}",
-                            x.type_name()
-                        ),
+                        format!("the reason's `text` must be a string, got {}", type_of(x)),
                     ));
                 }
             } else if let Ok(f) = x.as_float() {
@@ -766,7 +779,7 @@ impl Hooked {
                     job,
                     format!(
                         "the reason's `{k}` is {} (a reason's values must be numbers, strings or bools)",
-                        x.type_name()
+                        type_of(x)
                     ),
                 ));
             }
@@ -787,19 +800,14 @@ impl Hooked {
         let Some(m) = d.read_lock::<rhai::Map>() else {
             return Err(bad(format!(
                 "a ranking must be a map `#{{ name: \"...\", values: [...] }}`, got {}",
-                d.type_name()
+                type_of(d)
             )));
         };
         let mut values = None;
         for (k, x) in m.iter() {
             match k.as_str() {
                 "name" if x.is_string() => {}
-                "name" => {
-                    return Err(bad(format!(
-                        "`name` must be a string, got {}",
-                        x.type_name()
-                    )))
-                }
+                "name" => return Err(bad(format!("`name` must be a string, got {}", type_of(x)))),
                 "values" => values = Some(x),
                 other => {
                     return Err(bad(format!(
@@ -830,7 +838,7 @@ impl Hooked {
                 None => {
                     return Err(bad(format!(
                         "`values[{p}]` must be a number, got {}",
-                        x.type_name()
+                        type_of(x)
                     )))
                 }
             }
@@ -1350,7 +1358,7 @@ impl ScriptDisk {
                     let Some(arr) = x.clone().try_cast::<rhai::Array>() else {
                         return Err(invalid(format!(
                             "`{k}` must be an array of ids, got {}",
-                            x.type_name()
+                            type_of(&x)
                         )));
                     };
                     for e in arr {
@@ -1367,7 +1375,7 @@ impl ScriptDisk {
                             return Err(invalid(format!(
                                 "`{k}` must hold {} ids, got {}",
                                 if files { "file" } else { "job" },
-                                e.type_name()
+                                type_of(&e)
                             )));
                         };
                         let list = if files {
@@ -1385,7 +1393,7 @@ impl ScriptDisk {
                     let Ok(b) = x.as_bool() else {
                         return Err(invalid(format!(
                             "`{k}` must be a bool, got {}",
-                            x.type_name()
+                            type_of(&x)
                         )));
                     };
                     plan.suspend = b;
@@ -1559,7 +1567,7 @@ const HOOK_DOCS: &[(&str, &str, &str, &str)] = &[
     ("cpu", "schedule(v)", "when jobs finish or arrive, and every scheduling period", "array of `Job`, job id or `Run` (`deadline(job)`, `round_robin(job)`), each also as `#{ job, reason }`: the jobs to run; the rest are preempted. Or `#{ run: [...], reason, ranking }` (see Reasons)"),
     ("fetch", "request(v)", "at every step where work may be needed, also at projected future times: must be pure (must not change `this`)", "`WorkRequest` or `()`, or `#{ request, reason }`"),
     ("fetch", "account(v)", "before every schedule and RPC", "ignored"),
-    ("fetch", "piggyback(v, p)", "when an RPC goes to p anyway (to report results); pure", "`WorkRequest` or `()`, or `#{ request, reason }`"),
+    ("fetch", "piggyback(v, p)", "when an RPC goes to p anyway (to report results); pure", "`WorkRequest` to p or `()`, or `#{ request, reason }` (a request to another project is an invalid decision)"),
     ("fetch", "on_reply(v, reply)", "after every RPC", "ignored"),
     ("fetch", "backoff_on_empty_reply()", "once", "bool (default true)"),
     ("send", "consider(req, sent, cand)", "for each candidate job the feeder draws", "`\"send\"`, `\"skip\"` or `\"stop\"`, or `#{ verdict, reason }`"),
@@ -1580,7 +1588,7 @@ An explained run (`SimOptions::explain`, `vcsim explain`) records every decision
 
 | hook | a decision with its reason |
 |---|---|
-| `schedule(v)` | an entry `#{ job: j, reason: r }` of the run list (`job` is what the entry would be: a `Job`, an id or a `Run`) explains that job. The run list as a map `#{ run: [...], reason: r, ranking: #{ name: "...", values: [...] } }`: its `reason` explains the jobs without one of their own (the ones it preempts too); `ranking` (optional) is what the projects are ranked by, one number per project, for the timeline's plot |
+| `schedule(v)` | an entry `#{ job: j, reason: r }` of the run list (`job` is what the entry would be: a `Job`, an id or a `Run`) explains that job. The run list as a map `#{ run: [...], reason: r, ranking: #{ name: "...", values: [...] } }`: its `reason` explains the jobs without one of their own (the ones it preempts too); `ranking` (optional) is what the projects are ranked by, one number per project, for the timeline's plot; its `name` labels the plot (an explained run keeps its first 200 characters, and the plot's label the first five names given, each cut at 120, and how many more) |
 | `request(v)`, `piggyback(v, p)` | `#{ request: work_request(...), reason: r }` (`request` may be `()`) |
 | `consider(req, sent, cand)` | `#{ verdict: "send", reason: r }` |
 | `make_room(v, p, bytes)`, `poll(v)` | a key `reason: r` in the plan |
@@ -1646,6 +1654,38 @@ mod charged_tests {
 #[cfg(test)]
 mod api_tests {
     use crate::api::draw_in;
+
+    /// Errors name a handle as `register` does (`Job`), through a table of
+    /// their own: the two agree for every handle.
+    #[test]
+    fn a_handle_s_name_in_errors_is_its_registered_name() {
+        use crate::api::*;
+        use std::any::type_name;
+        let rust = [
+            type_name::<ViewH>(),
+            type_name::<HostH>(),
+            type_name::<PrefsH>(),
+            type_name::<ProjectH>(),
+            type_name::<JobH>(),
+            type_name::<RunH>(),
+            type_name::<RequestH>(),
+            type_name::<CapacityH>(),
+            type_name::<RrH>(),
+            type_name::<ListSimH>(),
+            type_name::<ServerH>(),
+            type_name::<SentH>(),
+            type_name::<CandH>(),
+            type_name::<ReportedH>(),
+            type_name::<ReplyH>(),
+            type_name::<FileH>(),
+        ];
+        crate::ENGINE.with(|e| {
+            for r in rust {
+                assert_ne!(e.map_type_name(r), r, "{r} is registered");
+                assert_eq!(script_name(r), e.map_type_name(r), "{r}");
+            }
+        });
+    }
 
     #[test]
     fn an_integer_draw_is_the_old_one_wherever_that_did_not_overflow() {

@@ -69,7 +69,20 @@ fn results_csv(def: &Definition, rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
             Err(e) => {
                 rec.push("failed".into());
                 rec.extend(Metrics::NAMES.iter().map(|_| String::new()));
-                rec.push(e.clone());
+                // The message as the terminal shows it: a script's thrown
+                // text must not drive the terminal `cat` shows the file on.
+                rec.push(
+                    e.chars()
+                        .flat_map(|c| {
+                            let x: Vec<char> = if c.is_control() && c != '\n' {
+                                c.escape_debug().collect()
+                            } else {
+                                vec![c]
+                            };
+                            x
+                        })
+                        .collect(),
+                );
             }
         }
         w.write_record(&rec)?;

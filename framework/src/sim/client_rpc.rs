@@ -64,9 +64,25 @@ impl Simulation {
             let req = if let Some(p) = overdue {
                 let v = live_view!(self);
                 let r = self.pol.fetch.piggyback(&v, p);
-                r.map_err(|e| self.policy_err(Family::Fetch, e))?
-                    .filter(|r| r.project == p)
-                    .unwrap_or_else(|| WorkRequest::report_only(p, self.st.host.nrsc()))
+                match r.map_err(|e| self.policy_err(Family::Fetch, e))? {
+                    // The RPC goes to p: a request to another project
+                    // could be neither sent nor honoured.
+                    Some(r) if r.project != p => {
+                        let other = match self.st.projects.get(r.project) {
+                            Some(o) => format!("`{}`", o.name),
+                            None => format!("{} (there is none)", r.project),
+                        };
+                        return Err(self.invalid(
+                            Family::Fetch,
+                            format!(
+                                "`piggyback` for project `{}` returned a request to project {other}: it may ask only the project the RPC goes to (or return nothing)",
+                                self.st.projects[p].name
+                            ),
+                        ));
+                    }
+                    Some(r) => r,
+                    None => WorkRequest::report_only(p, self.st.host.nrsc()),
+                }
             } else {
                 // A quiet certificate says `request` is None, so which is
                 // asked first changes no answer, only the cost: the

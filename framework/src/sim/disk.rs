@@ -151,6 +151,14 @@ impl Simulation {
             if self.explaining() {
                 self.explain_disk_plan(&plan)?;
             }
+            // The room is for this job's file: deleting the job would
+            // leave its file written for a job no longer on the host.
+            if let Some(id) = f.job.filter(|id| plan.delete_jobs.contains(id)) {
+                return Err(self.invalid(
+                    Family::Disk,
+                    format!("`make_room`'s plan: job {id} is the one whose file the room is for, and cannot be deleted to make it"),
+                ));
+            }
             self.apply_disk_plan(&plan, "make_room")?;
         }
         if self.st.disk.usage() + f.bytes > self.st.disk.capacity {

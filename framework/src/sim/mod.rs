@@ -311,13 +311,21 @@ impl Simulation {
         self.run_keeping().map_err(|(e, _)| e)
     }
 
-    /// [`Self::run`], and on failure what an explained run recorded before
-    /// it: the decisions that led there are what a policy's author needs.
-    pub fn run_keeping(mut self) -> Result<RunOutput, (SimError, Option<Box<Explanation>>)> {
+    /// [`Self::run`], and on failure what the run recorded before it (see
+    /// [`Kept`]): the decisions and log lines that led there are what a
+    /// policy's author needs.
+    pub fn run_keeping(mut self) -> Result<RunOutput, (SimError, Kept)> {
         if let Err(e) = self.run_steps() {
-            return Err((e, self.explanation.take().map(Box::new)));
+            return Err((e, self.kept()));
         }
-        self.finish().map_err(|e| (e, None))
+        self.finish()
+    }
+
+    fn kept(&mut self) -> Kept {
+        Kept {
+            explanation: self.explanation.take().map(Box::new),
+            log: std::mem::take(&mut self.log).into_lines(),
+        }
     }
 
     fn run_steps(&mut self) -> Result<(), SimError> {
@@ -347,7 +355,7 @@ impl Simulation {
     }
 
     /// Ends the run: settles the last stretch and reports.
-    fn finish(mut self) -> Result<RunOutput, SimError> {
+    fn finish(mut self) -> Result<RunOutput, (SimError, Kept)> {
         if let Some((_, at)) = self.opts.snapshot_at {
             self.snapshot(at);
         }
@@ -355,8 +363,14 @@ impl Simulation {
         self.fold(self.clock.nsteps);
         self.disk.end_suspension(self.st.now);
         self.close_timeline();
-        self.check_invariants().map_err(|m| self.broken(m))?;
-        let report = self.report()?;
+        if let Err(m) = self.check_invariants() {
+            let e = self.broken(m);
+            return Err((e, self.kept()));
+        }
+        let report = match self.report() {
+            Ok(r) => r,
+            Err(e) => return Err((e, self.kept())),
+        };
         let mut warnings = std::mem::take(&mut self.scenario_warnings);
         warnings.extend(self.warnings(&report));
         if self.disk.files_not_written > 1 {
@@ -429,7 +443,7 @@ impl Simulation {
 
     /// What an explained run or a timeline records grows with the run: past
     /// its bound, the run stops and says what to shorten.
-    fn records_within_bounds(&self) -> Result<(), SimError> {
+    fn records_within_bounds(&mut self) -> Result<(), SimError> {
         let over = |what: &str, max: usize| {
             self.broken(format!(
                 "{what} keeps at most {max} records, and this run reached them: record a shorter run (`--set duration_days=N`; `explain` keeps only its window, `--from` to `--to`) or a smaller host"
@@ -438,10 +452,16 @@ impl Simulation {
         let b = self.opts.bounds;
         if let Some(ex) = &self.explanation {
             if ex.records.len() >= b.records {
-                return Err(over(
+                let e = over(
                     "an explained run (explain, diverge, an HTML timeline)",
                     b.records,
-                ));
+                );
+                // A step may make many records: the kept ones, which a
+                // failed `explain` prints, stop at the bound it states.
+                if let Some(ex) = &mut self.explanation {
+                    ex.records.truncate(b.records);
+                }
+                return Err(e);
             }
         }
         if let Some(tl) = &self.timeline {
@@ -463,14 +483,23 @@ pub fn run(
     Simulation::new(scn, pol, policy_name, opts)?.run()
 }
 
-/// [`run`], keeping on failure what an explained run recorded before it.
+/// What a failed run recorded before its failure.
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// An explained run's records.
+    pub explanation: Option<Box<Explanation>>,
+    /// The run's log, as [`RunOutput::log`].
+    pub log: Vec<String>,
+}
+
+/// [`run`], keeping on failure what the run recorded before it.
 pub fn run_keeping(
     scn: &Scenario,
     pol: PolicySet,
     policy_name: &str,
     opts: SimOptions,
-) -> Result<RunOutput, (SimError, Option<Box<Explanation>>)> {
+) -> Result<RunOutput, (SimError, Kept)> {
     Simulation::new(scn, pol, policy_name, opts)
-        .map_err(|e| (e, None))?
+        .map_err(|e| (e, Kept::default()))?
         .run_keeping()
 }
