@@ -61,7 +61,7 @@ fn table(header: Vec<String>) -> Table {
 /// terminal it is printed on; and a text that is one line of the output
 /// (an explained decision, a policy's reason) cannot start another.
 pub fn name(s: &str) -> String {
-    escape_controls(s, false)
+    vcsim_framework::text::escape_controls(s)
 }
 
 /// A name in a table's cell: as [`name`], and `|` escaped (`\|`), which
@@ -73,37 +73,7 @@ fn name_cell(s: &str) -> String {
 /// A message for the terminal: control characters escaped as in [`name`],
 /// but line breaks kept (a message may have several lines).
 pub fn printable(s: &str) -> String {
-    escape_controls(s, true)
-}
-
-fn escape_controls(s: &str, keep_newlines: bool) -> String {
-    let escaped = |c: char| (c.is_control() || invisible(c)) && !(keep_newlines && c == '\n');
-    if !s.chars().any(escaped) {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if escaped(c) {
-            if c.is_control() {
-                out.extend(c.escape_debug());
-            } else {
-                out.extend(c.escape_unicode());
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Unicode's invisible format characters that reorder or hide text on a
-/// terminal (bidirectional overrides and isolates, zero-width characters):
-/// a name holding them could show a table other than the one printed.
-fn invisible(c: char) -> bool {
-    matches!(c,
-        '\u{061C}' | '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2028}' | '\u{2029}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}'
-        | '\u{FEFF}')
+    vcsim_framework::text::escape_controls_but_newlines(s)
 }
 
 /// The file formats of `--timeline`, by extension.

@@ -24,6 +24,7 @@ pub mod rpc;
 pub mod scenario;
 pub mod sim;
 pub mod testing;
+pub mod text;
 pub mod time;
 pub mod timeline;
 

@@ -423,18 +423,7 @@ pub fn log_line(msg: &str) {
     let t = t.map_or(String::new(), |t| format!(" t={t}"));
     // Control characters escaped as in every note (a script must not drive
     // the terminal), and a standard error that cannot be written ignored.
-    let visible = |s: &str| -> String {
-        s.chars()
-            .flat_map(|c| {
-                let e: Vec<char> = if c.is_control() {
-                    c.escape_debug().collect()
-                } else {
-                    vec![c]
-                };
-                e
-            })
-            .collect()
-    };
+    let visible = vcsim_framework::text::escape_controls;
     let script = visible(&script);
     let line = if n == MAX_LOG_LINES {
         format!("[{script}{t}] (a policy writes at most {MAX_LOG_LINES} lines a run: later lines are dropped)")

@@ -32,13 +32,7 @@ pub fn worst_toml(
     // path) is written escaped, never raw.
     let mut say = |s: String| {
         out.push_str("# ");
-        for c in s.chars() {
-            if c.is_control() {
-                out.extend(c.escape_debug());
-            } else {
-                out.push(c);
-            }
-        }
+        out.push_str(&vcsim_framework::text::escape_controls(&s));
         out.push('\n');
     };
     say(format!(
@@ -167,21 +161,6 @@ pub fn trail_csv(space: &Space, trail: &[Visit]) -> Result<String, String> {
 
 /// The worst significant loss found so far against runs spent (a step
 /// line; nothing before the first significant loss).
-/// A script's name with its control characters escaped (`\u{1b}`): XML
-/// allows most of them not even as references.
-fn visible(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            let e: Vec<char> = if c.is_control() {
-                c.escape_debug().collect()
-            } else {
-                vec![c]
-            };
-            e
-        })
-        .collect()
-}
-
 pub fn best_svg(contest: &Contest, trail: &[Visit], path: &Path) -> Result<(), String> {
     let mut pts: Vec<(f64, f64)> = Vec::new();
     let mut best = f64::NEG_INFINITY;
@@ -219,8 +198,8 @@ pub fn best_svg(contest: &Contest, trail: &[Visit], path: &Path) -> Result<(), S
         .caption(
             format!(
                 "How much worse {} is than {} on {}",
-                visible(&a.label()),
-                visible(&b.label()),
+                vcsim_framework::text::escape_controls(&a.label()),
+                vcsim_framework::text::escape_controls(&b.label()),
                 contest.metric
             ),
             ("sans-serif", 19),

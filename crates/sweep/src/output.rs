@@ -71,18 +71,7 @@ fn results_csv(def: &Definition, rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
                 rec.extend(Metrics::NAMES.iter().map(|_| String::new()));
                 // The message as the terminal shows it: a script's thrown
                 // text must not drive the terminal `cat` shows the file on.
-                rec.push(
-                    e.chars()
-                        .flat_map(|c| {
-                            let x: Vec<char> = if c.is_control() && c != '\n' {
-                                c.escape_debug().collect()
-                            } else {
-                                vec![c]
-                            };
-                            x
-                        })
-                        .collect(),
-                );
+                rec.push(vcsim_framework::text::escape_controls_but_newlines(e));
             }
         }
         w.write_record(&rec)?;

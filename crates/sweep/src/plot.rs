@@ -396,30 +396,14 @@ enum Item {
 /// The plot of `metric` as SVG text.
 pub fn svg(def: &Definition, metric: &str, summary: &[SummaryLine]) -> String {
     match draw(def, metric, summary) {
-        Ok(s) => visible_controls(&s),
+        // (A name from a file, a script's path, may hold characters XML
+        // does not allow: escaped, as on the terminal.)
+        Ok(s) => vcsim_framework::text::escape_controls_but_newlines(&s),
         Err(e) => format!(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"800\" height=\"100\"><text x=\"10\" y=\"50\" font-size=\"14\">cannot plot {metric}: {}</text></svg>\n",
             escape(&e)
         ),
     }
-}
-
-/// `svg` with every control character but the line break written as Rust
-/// escapes it (`\u{1b}`): most are not allowed in XML even as references,
-/// and only a name from a file (a script's path) can bring one.
-fn visible_controls(svg: &str) -> String {
-    if !svg.chars().any(|c| c.is_control() && c != '\n') {
-        return svg.to_string();
-    }
-    let mut out = String::with_capacity(svg.len() + 16);
-    for c in svg.chars() {
-        if c.is_control() && c != '\n' {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn escape(s: &str) -> String {
