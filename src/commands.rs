@@ -362,12 +362,15 @@ pub fn run_comparison(
 fn list(reg: &Registry) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    // One column for every name, as wide as the longest.
+    // One column for every name, as wide as the longest (up to a line's
+    // width: a longer name pushes its summary along, and a width past
+    // 65,535 would not format at all).
     let width = reg
         .entries()
         .map(|e| output::name(&e.name).chars().count())
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .min(60);
     for f in Family::ALL {
         let _ = writeln!(out, "{f}:");
         for e in reg.entries().filter(|e| e.family == f) {

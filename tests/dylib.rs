@@ -702,3 +702,77 @@ fn a_plugin_of_abi_2_2_runs_explained_with_no_reasons() {
         .all(|r| r.reason.text.is_empty() && r.reason.data.is_empty()));
     assert_eq!(new.report.metrics, old.report.metrics);
 }
+
+/// A library not built with the SDK, written in C, as `variant` of it
+/// (`-D` names): its descriptors are what the host reads first. Built with
+/// the C compiler every Rust build has for its linker (`cc`).
+fn c_plugin(variant: &str) -> PathBuf {
+    const C: &str = r#"
+#include <stdint.h>
+#include <stddef.h>
+typedef struct { const uint8_t *ptr; size_t len; } StaticStr;
+typedef struct { uint32_t abi_version, abi_minor, size; StaticStr rustc, plugin; size_t count; const void *(*table)(size_t); } Export;
+typedef struct { uint8_t *ptr; size_t cap, len; } ErrBuf;
+typedef struct { uint32_t size; StaticStr name, summary; void *(*create)(ErrBuf *); void (*destroy)(void *);
+                 uint32_t (*schedule)(void *, const void *, void *, ErrBuf *); } CpuTable;
+#define SS(s) {(const uint8_t *)(s), sizeof(s) - 1}
+static int state;
+static void *create(ErrBuf *e) { (void)e; return &state; }
+static void destroy(void *s) { (void)s; }
+static uint32_t schedule(void *s, const void *v, void *o, ErrBuf *e) { (void)s; (void)v; (void)o; (void)e; return 0; }
+#ifdef NULL_NAME
+static CpuTable T = {sizeof(CpuTable), {NULL, 5}, SS("s"), create, destroy, schedule};
+#else
+static CpuTable T = {sizeof(CpuTable), SS("hostile"), SS("s"), create, destroy, schedule};
+#endif
+static const void *table(size_t i) { (void)i; return &T; }
+#ifdef MANY
+static Export E = {2, 4, sizeof(Export), SS("rustc"), SS("hostile 0.1"), SIZE_MAX, table};
+#else
+static Export E = {2, 4, sizeof(Export), SS("rustc"), SS("hostile 0.1"), 1, table};
+#endif
+const Export *vcsim_plugin_cpu_v2(void) { return &E; }
+#ifdef MIXED
+static const void *none(size_t i) { (void)i; return NULL; }
+static Export S = {2, 1, sizeof(Export), SS("rustc"), SS("hostile 0.1"), 1, none};
+const Export *vcsim_plugin_send_v2(void) { return &S; }
+#endif
+"#;
+    let dir = std::env::temp_dir().join(format!("vcsim-dylib-c-{}-{variant}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("hostile.c");
+    std::fs::write(&src, C).unwrap();
+    let lib = dir.join("libhostile.so");
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", &format!("-D{variant}"), "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .status()
+        .expect("cc, the linker of every Rust build");
+    assert!(built.success());
+    lib
+}
+
+/// A descriptor string with a null pointer crashed `check` and `list`
+/// (status 139); a count read as garbage collected tables until memory
+/// ran out (134); exports of one library built for different minor
+/// versions got the first's (a 2.4 sender was offered no reason buffer).
+/// Each is refused with status 2, naming what is wrong.
+#[test]
+fn a_hand_made_library_s_bad_descriptors_are_refused() {
+    for (variant, said) in [
+        ("NULL_NAME", "a null pointer as a cpu name"),
+        ("MANY", "its cpu export lists 18446744073709551615 policies, more than the 1024 one export may"),
+        ("MIXED", "its exports were built for different minor versions of the plugin ABI (2.4 and 2.1 for send)"),
+    ] {
+        let lib = c_plugin(variant);
+        let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
+            .args(["--plugin", lib.to_str().unwrap(), "list"])
+            .env("VCSIM_PLUGIN_ANY_RUSTC", "1")
+            .output()
+            .unwrap();
+        let (_, err) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{variant}: {err}");
+        assert!(err.contains(said), "{variant}: {err}");
+    }
+}

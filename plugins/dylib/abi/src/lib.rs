@@ -1046,8 +1046,10 @@ pub struct DiskTable {
 /// The common head of every table, for code that handles all five alike.
 pub trait Table: 'static {
     fn size(&self) -> u32;
-    fn name(&self) -> StaticStr;
-    fn summary(&self) -> StaticStr;
+    /// By reference: the host reads the pointer's bits where the plugin
+    /// wrote them (a copy of a reference may be assumed non-null).
+    fn name(&self) -> &StaticStr;
+    fn summary(&self) -> &StaticStr;
     fn create(&self) -> CreateFn;
     fn destroy(&self) -> DestroyFn;
 }
@@ -1056,8 +1058,8 @@ macro_rules! table_head {
     ($($t:ty),*) => {$(
         impl Table for $t {
             fn size(&self) -> u32 { self.size }
-            fn name(&self) -> StaticStr { self.name }
-            fn summary(&self) -> StaticStr { self.summary }
+            fn name(&self) -> &StaticStr { &self.name }
+            fn summary(&self) -> &StaticStr { &self.summary }
             fn create(&self) -> CreateFn { self.create }
             fn destroy(&self) -> DestroyFn { self.destroy }
         }

@@ -130,14 +130,46 @@ pub fn load(path: &Path) -> Result<Arc<Plugin>, String> {
     Ok(p)
 }
 
-fn static_str(s: abi::StaticStr) -> Result<String, String> {
+fn static_str(s: &abi::StaticStr) -> Result<String, String> {
+    // A null pointer is no string (reading it crashed), and a name or a
+    // summary is short: a length past the bound is refused before a byte
+    // of it is read.
+    // The pointer's bits, read from where the plugin wrote them: a plugin
+    // not built with the SDK may have written 0, which a reference (the
+    // field's type) cannot hold, so it is not read as one first.
+    // SAFETY: `StaticStr` is `repr(C)` with the pointer first: its first
+    // word is the pointer's bits, and a usize has no invalid value.
+    let addr = unsafe { (s as *const abi::StaticStr as *const usize).read() };
+    if addr == 0 {
+        return Err("a null pointer".to_string());
+    }
+    if s.len > MAX_STATIC_STR {
+        return Err(format!(
+            "a string of {} bytes (a name or summary holds at most {MAX_STATIC_STR})",
+            s.len
+        ));
+    }
     // SAFETY: a StaticStr of a loaded (never unloaded) library points to
     // `len` bytes of its read-only data (ABI rule 7).
-    let b = unsafe { std::slice::from_raw_parts(s.ptr as *const u8, s.len) };
+    let b = unsafe { std::slice::from_raw_parts(addr as *const u8, s.len) };
     std::str::from_utf8(b)
         .map(str::to_string)
         .map_err(|_| "a string that is not UTF-8".to_string())
 }
+
+/// The error of an array the plugin says it filled past the host's buffer.
+fn overflow(what: &str, len: usize, cap: usize) -> String {
+    format!(
+        "its {what} has {len} entries, more than the {cap} of the buffer (an overflow, ABI rule 5)"
+    )
+}
+
+/// Bytes of a plugin's name, summary, crate name or compiler version.
+pub const MAX_STATIC_STR: usize = 4096;
+
+/// Policies one export may list (an SDK plugin lists a handful; a count
+/// read as garbage would collect tables until memory ran out).
+pub const MAX_POLICIES_PER_EXPORT: usize = 1024;
 
 /// The message for a plugin of another major version.
 fn other_major(shown: &str, major: u32) -> String {
@@ -185,9 +217,28 @@ fn open(path: &Path, canon: &Path) -> Result<Plugin, String> {
                     Err(_) => continue,
                 };
                 let ex = entry();
-                let m = check_export(&shown, abi::symbols::FAMILIES[i], ex)?;
-                if meta.is_none() {
-                    meta = Some(m);
+                let fam = abi::symbols::FAMILIES[i];
+                let m = check_export(&shown, fam, ex)?;
+                // One library, one SDK: the host offers each family what
+                // the library's minor version has, so its exports agree.
+                match &meta {
+                    None => meta = Some(m),
+                    Some(first) if first.minor != m.minor => {
+                        return Err(format!(
+                            "{shown}: its exports were built for different minor versions of the plugin ABI ({}.{} and {}.{} for {fam}): build the whole library against one vcsim-dylib-sdk",
+                            abi::ABI_VERSION,
+                            first.minor,
+                            abi::ABI_VERSION,
+                            m.minor
+                        ));
+                    }
+                    Some(_) => {}
+                }
+                if ex.count > MAX_POLICIES_PER_EXPORT {
+                    return Err(format!(
+                        "{shown}: its {fam} export lists {} policies, more than the {MAX_POLICIES_PER_EXPORT} one export may",
+                        ex.count
+                    ));
                 }
                 for k in 0..ex.count {
                     let t = (ex.table)(k).ok_or_else(|| {
@@ -259,8 +310,8 @@ fn check_export<T>(shown: &str, fam: &str, ex: &abi::Export<T>) -> Result<Meta, 
             abi::ABI_VERSION
         ));
     }
-    let rustc = static_str(ex.rustc).map_err(|e| format!("{shown}: {e} as its rustc"))?;
-    let krate = static_str(ex.plugin).map_err(|e| format!("{shown}: {e} as its name"))?;
+    let rustc = static_str(&ex.rustc).map_err(|e| format!("{shown}: {e} as its rustc"))?;
+    let krate = static_str(&ex.plugin).map_err(|e| format!("{shown}: {e} as its name"))?;
     if rustc != abi::RUSTC_VERSION && std::env::var_os(ANY_RUSTC_ENV).is_none() {
         return Err(format!(
             "{shown}: built by `{rustc}`, but this vcsim by `{}`: rebuild the plugin with the \
@@ -1031,16 +1082,33 @@ impl CpuScheduler for CpuAdapter {
         self.notes.keep(notes.as_ref()).map_err(|e| {
             PolicyError::new(format!("plugin {}, `schedule`: {e}", self.inst.who.plugin))
         })?;
-        self.nrun = ro.len.min(self.run.len());
+        // A length past the buffer claims entries the plugin could not have
+        // written (ABI rule 5: an overflow), and a mode is one of two.
+        let bad = |what: String| {
+            PolicyError::new(format!(
+                "plugin {}, `schedule`: invalid decision: {what}",
+                self.inst.who.plugin
+            ))
+        };
+        if ro.len > self.run.len() {
+            self.nrun = 0;
+            return Err(bad(overflow("run list", ro.len, self.run.len())));
+        }
+        self.nrun = ro.len;
         for e in &self.run[..self.nrun] {
-            out.push(
-                e.job,
-                if e.mode == abi::MODE_DEADLINE {
-                    RunMode::Deadline
-                } else {
-                    RunMode::RoundRobin
-                },
-            );
+            let mode = match e.mode {
+                abi::MODE_DEADLINE => RunMode::Deadline,
+                abi::MODE_ROUND_ROBIN => RunMode::RoundRobin,
+                m => {
+                    return Err(bad(format!(
+                        "job {} has run mode {m}: a mode is {} (round-robin) or {} (deadline)",
+                        e.job,
+                        abi::MODE_ROUND_ROBIN,
+                        abi::MODE_DEADLINE
+                    )))
+                }
+            };
+            out.push(e.job, mode);
         }
         Ok(())
     }
@@ -1545,8 +1613,27 @@ impl DiskAdapter {
         };
         snap.reasons.keep(rb.as_ref(), st == abi::STATUS_OK);
         inst.check(st, &eb, call)?;
-        let nj = out.delete_jobs.len.min(self.delete_jobs.len());
-        let nf = out.delete_files.len.min(self.delete_files.len());
+        for (what, len, cap) in [
+            (
+                "plan's job list",
+                out.delete_jobs.len,
+                self.delete_jobs.len(),
+            ),
+            (
+                "plan's file list",
+                out.delete_files.len,
+                self.delete_files.len(),
+            ),
+        ] {
+            if len > cap {
+                return Err(PolicyError::new(format!(
+                    "plugin {}, `{call}`: invalid decision: {}",
+                    inst.who.plugin,
+                    overflow(what, len, cap)
+                )));
+            }
+        }
+        let (nj, nf) = (out.delete_jobs.len, out.delete_files.len);
         self.planned = Some((nj, nf));
         Ok(DiskPlan {
             delete_jobs: self.delete_jobs[..nj].to_vec(),
@@ -2297,6 +2384,120 @@ flops_mean = 3.6e12
             .to_string();
         assert!(
             e.contains("the value of project 1 is NaN (must be finite)"),
+            "{e}"
+        );
+    }
+
+    /// Hand-made tables, as a plugin not built with the SDK may give them:
+    /// what the host reads back is checked, not trusted.
+    mod hostile {
+        use super::*;
+
+        pub unsafe extern "C" fn create(_err: &mut abi::ErrBuf) -> abi::State {
+            std::ptr::NonNull::<u8>::dangling().as_ptr().cast()
+        }
+        pub unsafe extern "C" fn destroy(_state: abi::State) {}
+        /// Lists the first job in mode 7.
+        pub unsafe extern "C" fn mode7(
+            _s: abi::State,
+            _v: &abi::View,
+            out: &mut abi::ArrayOut<abi::RunEntry>,
+            _e: &mut abi::ErrBuf,
+        ) -> u32 {
+            if out.cap > 0 {
+                // SAFETY: the host's buffer has room for `cap` entries.
+                unsafe {
+                    *out.ptr = abi::RunEntry {
+                        job: 0,
+                        mode: 7,
+                        reason_start: 0,
+                        reason_len: 0,
+                    }
+                };
+                out.len = 1;
+            }
+            abi::STATUS_OK
+        }
+        /// Says it wrote a thousand entries more than there is room for.
+        pub unsafe extern "C" fn overflow(
+            _s: abi::State,
+            _v: &abi::View,
+            out: &mut abi::ArrayOut<abi::RunEntry>,
+            _e: &mut abi::ErrBuf,
+        ) -> u32 {
+            out.len = out.cap + 1000;
+            abi::STATUS_OK
+        }
+        pub fn table(
+            schedule: unsafe extern "C" fn(
+                abi::State,
+                &abi::View,
+                &mut abi::ArrayOut<abi::RunEntry>,
+                &mut abi::ErrBuf,
+            ) -> u32,
+        ) -> &'static abi::CpuTable {
+            Box::leak(Box::new(abi::CpuTable {
+                size: std::mem::size_of::<abi::CpuTable>() as u32,
+                name: abi::StaticStr::new("hostile"),
+                summary: abi::StaticStr::new("a hand-made table"),
+                create,
+                destroy,
+                schedule,
+            }))
+        }
+    }
+
+    /// A run mode other than the two, and a length past the buffer (an
+    /// overflow by ABI rule 5), were read as round-robin and cut to the
+    /// buffer: both are invalid decisions.
+    #[test]
+    fn an_unknown_run_mode_and_a_run_list_past_its_buffer_are_refused() {
+        let st = busy_host();
+        let est = vcsim_builtin::jc::Jc3::default();
+        let v = View::new(&st, &est, 3600.0);
+        let error = |f| {
+            let AnyPolicy::Cpu(mut cs) =
+                make(PolicyTable::Cpu(hostile::table(f)), who(abi::ABI_MINOR)).unwrap()
+            else {
+                unreachable!()
+            };
+            cs.schedule(&v, &mut RunList::default())
+                .unwrap_err()
+                .message
+        };
+        let e = error(hostile::mode7);
+        assert!(
+            e.contains("job 0 has run mode 7: a mode is 0 (round-robin) or 1 (deadline)"),
+            "{e}"
+        );
+        let e = error(hostile::overflow);
+        assert!(
+            e.contains(&format!(
+                "its run list has {} entries, more than the {} of the buffer",
+                st.jobs.len() + 1000,
+                st.jobs.len()
+            )),
+            "{e}"
+        );
+    }
+
+    /// A name past the bound is refused before a byte of it is read (a
+    /// 65,536-character name made `list` panic).
+    #[test]
+    fn a_name_past_its_bound_is_refused() {
+        static LONG: [u8; MAX_STATIC_STR + 1] = [b'x'; MAX_STATIC_STR + 1];
+        let t: &'static abi::CpuTable = Box::leak(Box::new(abi::CpuTable {
+            name: abi::StaticStr {
+                ptr: &LONG[0],
+                len: LONG.len(),
+            },
+            ..*hostile::table(hostile::mode7)
+        }));
+        let e = check_table("lib.so", PolicyTable::Cpu(t)).err().unwrap();
+        assert!(
+            e.contains(
+                "a string of 4097 bytes (a name or summary holds at most 4096) as a cpu name"
+            ),
             "{e}"
         );
     }
