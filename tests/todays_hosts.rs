@@ -248,3 +248,70 @@ fn gpu_jobs_that_hold_more_cpus_than_the_host_has_share_them() {
     assert!(idle(&r, "cpu") <= 0.02, "the CPU is held: {r}");
     assert!(near(usage(&r, 0, "cpu"), 1.0, 0.02), "{r}");
 }
+
+/// Three jobs sharing 2 CPUs to exactly full (1 CPU, 2 CPUs and a GPU job's
+/// 0.01, over-committed and scaled) round a few ulps off full: the CPU's
+/// idle FLOPs were reported as -0.000366 (and, clamped, a crumb of idle
+/// over nothing used would be an idleness of 1). What rounding makes is no
+/// idle time.
+#[test]
+fn cpus_shared_to_exactly_full_are_not_idle_by_rounding() {
+    let path = temp_dir("rounded-full").join("s.toml");
+    std::fs::write(&path, SCENARIO).unwrap();
+    let r = run(
+        path.to_str().unwrap(),
+        &["--policy", "cpu=cs2,fetch=gpu,send=gpu,estimate=jc2"],
+    );
+    assert_eq!(
+        r["resources"]["cpu"]["flops_idle"].as_f64(),
+        Some(0.0),
+        "{r}"
+    );
+    assert_eq!(idle(&r, "cpu"), 0.0, "{r}");
+    const SCENARIO: &str = r#"name = "gen2"
+seed = 88994
+duration_days = 0.5
+step_seconds = 7
+[host]
+ncpus = 2
+cpu_flops = 1.000000e+09
+[host.availability]
+fraction = 0.8
+active_fraction = 0.5
+gpu_active_fraction = 0.125
+[[host.gpu]]
+kind = "nvidia"
+count = 2
+flops = 1.000000e+10
+[[project]]
+name = "P2"
+resource_share = 1
+latency_bound_days = 0.25
+[[project.app]]
+name = "a0"
+flops_estimate = 4.320000e+13
+flops_mean = 4.320000e+13
+[[project.job]]
+app = "a0"
+deadline_days = 1
+[[project]]
+name = "P3"
+resource_share = 100
+latency_bound_days = 5
+[[project.app]]
+name = "a0"
+cpus = 2
+flops_estimate = 1.440000e+13
+flops_mean = 7.200000e+12
+[[project]]
+name = "P4"
+resource_share = 100
+latency_bound_days = 5
+[[project.app]]
+name = "a2"
+cpus = 0.01
+gpu = { kind = "nvidia", count = 1 }
+flops_estimate = 7.200000e+13
+flops_mean = 7.200000e+13
+"#;
+}

@@ -52,7 +52,15 @@ impl Accounts {
             }
             let cap = st.host.ninstances(r) * st.host.instance_flops(r) * span;
             self.avail_flops[r] += cap;
-            self.idle_flops[r] += cap - busy * st.host.instance_flops(r);
+            // Over-committed CPUs are shared to exactly full, but the
+            // shares' sum may round a few ulps off it: what rounding can
+            // make (a billionth of the stretch) is no idle time, above or
+            // below 0 (-4e-4 FLOPs of idle were reported; and a crumb of
+            // idle, over nothing used, made an idleness of 1).
+            let idle = cap - busy * st.host.instance_flops(r);
+            if idle > 1e-9 * cap {
+                self.idle_flops[r] += idle;
+            }
         }
     }
 
