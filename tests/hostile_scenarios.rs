@@ -156,6 +156,21 @@ fn any_seed_the_command_line_takes_a_scenario_takes() {
     from_file("-1").fails_with(2, &["s.toml:2:8", "a whole number from 0 to"]);
 }
 
+/// A run lasts a whole number of steps: 1 day of 86,000 s steps ran
+/// 172,000 s without a word. `check` and `run` say so.
+#[test]
+fn a_duration_that_is_not_a_whole_number_of_steps_is_warned_of() {
+    let (code, err) = run_with("overrun", "step_seconds = 60", "step_seconds = 1000");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: duration_days = 0.5 is not a whole number of steps of step_seconds = 1000: the run lasts 44 steps, 44000 s, 800 s past it"),
+        "{err}"
+    );
+    let (code, err) = run_with("whole-steps", "step_seconds = 60", "step_seconds = 600");
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("whole number of steps"), "{err}");
+}
+
 #[test]
 fn quantities_beyond_what_the_simulator_represents_are_refused() {
     refused(

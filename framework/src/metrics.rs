@@ -192,7 +192,9 @@ pub fn round6(x: f64) -> f64 {
     }
     let digits = 6 - 1 - x.abs().log10().floor() as i32;
     if digits > 15 {
-        return x;
+        // Tiny values: Rust's formatting rounds exactly (a power of ten
+        // past 10^22 is not exact, and these were written unrounded).
+        return format!("{x:.5e}").parse().unwrap_or(x);
     }
     // Scaled by an exact power of ten: 10^-9 is not one, and 5.46e14
     // scaled by it and back came out one ulp short (545999999999999.94).
@@ -264,5 +266,11 @@ mod tests {
         assert_eq!(round6(272999999999999.97), 273000000000000.0);
         assert_eq!(round6(5.46e14).to_string(), "546000000000000");
         assert_eq!(round6(0.0), 0.0);
+        // Tiny ones too (they were written unrounded, 16 digits).
+        assert_eq!(
+            round6(-7.706459122474748e-18).to_string(),
+            "-0.00000000000000000770646"
+        );
+        assert_eq!(round6(1.23456789e-30), 1.23457e-30);
     }
 }

@@ -450,6 +450,19 @@ impl Scenario {
     /// prints it, and every run carries it in its warnings.
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
+        // A run lasts a whole number of steps (the simulator decides at
+        // step boundaries only): say where that goes past the duration.
+        let (duration, dt) = (self.duration_days * 86400.0, self.step_seconds);
+        let steps = (duration / dt).ceil().max(1.0);
+        let past = steps * dt - duration;
+        if past > 1e-6 * dt {
+            out.push(format!(
+                "duration_days = {} is not a whole number of steps of step_seconds = {dt}: the run lasts {steps} steps, {} s, {} s past it",
+                self.duration_days,
+                steps * dt,
+                past
+            ));
+        }
         // BOINC computes on GPUs only in their allowed time: at 0, a GPU app
         // never runs, and a project with GPU apps only never gets work done.
         let av = &self.host.availability;
