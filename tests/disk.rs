@@ -21,6 +21,20 @@ fn scenario_file(name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// One project whose jobs bring 50 MB inputs, on a disk BOINC may use 2 GB
+/// of, for a quarter of a day: for disk managers that delete queued jobs.
+fn queued_inputs(name: &str) -> PathBuf {
+    scenario_file(
+        name,
+        &format!(
+            "name = \"{name}\"\nduration_days = 0.25\n[host]\nncpus = 2\ncpu_flops = 1e9\ndisk_gb = 100\n\
+             [client]\ndisk_max_used_gb = 2\n[[project]]\nname = \"A\"\nresource_share = 100\n\
+             latency_bound_days = 5\n[[project.app]]\nname = \"main\"\ncpus = 1\n\
+             flops_estimate = 2.6e13\nflops_mean = 2.6e13\ninput_mb = 50\n"
+        ),
+    )
+}
+
 const SHARE: &str = "disk=share";
 const NONE: &str = "CS2_WF2_WS2_JC2";
 
@@ -273,13 +287,7 @@ fn a_disk_manager_that_suspends_within_the_limit_is_not_said_to_be_over_it() {
 /// deleted with its job.
 #[test]
 fn the_files_of_jobs_a_disk_manager_deletes_go_with_them_unless_sticky() {
-    let scn = scenario_file(
-        "orphans",
-        "name = \"orphans\"\nduration_days = 0.25\n[host]\nncpus = 2\ncpu_flops = 1e9\ndisk_gb = 100\n\
-         [client]\ndisk_max_used_gb = 2\n[[project]]\nname = \"A\"\nresource_share = 100\n\
-         latency_bound_days = 5\n[[project.app]]\nname = \"main\"\ncpus = 1\n\
-         flops_estimate = 2.6e13\nflops_mean = 2.6e13\ninput_mb = 50\n",
-    );
+    let scn = queued_inputs("orphans");
     let script = scn.with_file_name("delete_queued.rhai");
     std::fs::write(
         &script,
@@ -310,13 +318,7 @@ fn the_files_of_jobs_a_disk_manager_deletes_go_with_them_unless_sticky() {
 /// "deleting to free space". It is an invalid decision, naming the job.
 #[test]
 fn make_room_cannot_delete_the_job_it_makes_room_for() {
-    let scn = scenario_file(
-        "self-delete",
-        "name = \"self-delete\"\nduration_days = 0.25\n[host]\nncpus = 2\ncpu_flops = 1e9\ndisk_gb = 100\n\
-         [client]\ndisk_max_used_gb = 2\n[[project]]\nname = \"A\"\nresource_share = 100\n\
-         latency_bound_days = 5\n[[project.app]]\nname = \"main\"\ncpus = 1\n\
-         flops_estimate = 2.6e13\nflops_mean = 2.6e13\ninput_mb = 50\n",
-    );
+    let scn = queued_inputs("self-delete");
     let script = scn.with_file_name("delete_all_queued.rhai");
     std::fs::write(
         &script,
