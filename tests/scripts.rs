@@ -896,3 +896,22 @@ fn a_returned_handle_of_the_wrong_kind_is_named_as_the_api_names_it() {
     assert!(e.contains("it must return a number, got Job"), "{e}");
     assert!(!e.contains("vcsim_script::"), "{e}");
 }
+
+/// A map without the key that makes it a decision (`job` in a run list's
+/// entry, `verdict` of a sender) was reported as "got ()".
+#[test]
+fn a_decision_map_without_its_key_says_which_key() {
+    let p = temp_script("no_job.rhai", "fn schedule(v) { [#{ reason: \"x\" }] }\n");
+    let e = run_error("cpu", &p);
+    assert!(
+        e.contains("an entry of the run list is a map without `job`"),
+        "{e}"
+    );
+    assert!(!e.contains("got ()"), "{e}");
+    let p = temp_script(
+        "no_verdict.rhai",
+        "fn consider(req, sent, cand) { #{ reason: \"x\" } }\n",
+    );
+    let e = run_error("send", &p);
+    assert!(e.contains("the map it returned has no `verdict`"), "{e}");
+}

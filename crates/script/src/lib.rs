@@ -969,6 +969,13 @@ impl CpuScheduler for ScriptCpu {
             // An entry with a reason: `#{ job: ..., reason: ... }`.
             let (x, reason) = match x.try_cast_result::<rhai::Map>() {
                 Ok(mut m) => {
+                    // (Without it, the entry read as `()`: "got ()".)
+                    if !m.contains_key("job") {
+                        return Err(PolicyError::new(format!(
+                            "{}: in function `schedule`: invalid decision: an entry of the run list is a map without `job` (expected `#{{ job: ..., reason: ... }}`)",
+                            self.h.script.path
+                        )));
+                    }
                     let job = take(&mut m, "job");
                     let reason = take(&mut m, "reason");
                     if let Some(k) = m.keys().next() {
@@ -1133,6 +1140,12 @@ impl WorkSender for ScriptSend {
         // `#{ verdict: "send", reason: ... }`, or the verdict alone.
         let (d, reason) = match d.try_cast_result::<rhai::Map>() {
             Ok(mut m) => {
+                if !m.contains_key("verdict") {
+                    return Err(PolicyError::new(format!(
+                        "{}: in function `consider`: invalid decision: the map it returned has no `verdict` (expected `#{{ verdict: \"send\", reason: ... }}`)",
+                        self.h.script.path
+                    )));
+                }
                 let verdict = take(&mut m, "verdict");
                 let reason = take(&mut m, "reason");
                 if let Some(k) = m.keys().next() {
