@@ -324,14 +324,7 @@ fn main() -> ExitCode {
         // `--help`, `--version`: written as any command's output, so that a
         // full disk is an error (status 1), a closed pipe a quiet end.
         Err(e) => {
-            return match output::emit(&e.render().to_string()) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(f) if f.status == 0 => ExitCode::SUCCESS,
-                Err(f) => {
-                    output::note(&format!("error: {}", output::printable(&f.message)));
-                    ExitCode::from(f.status)
-                }
-            };
+            return exit_code(output::emit(&e.render().to_string()));
         }
     };
     // On a thread with a run's stack (see `STACK_BYTES`); where the system
@@ -358,6 +351,12 @@ fn main() -> ExitCode {
     let Some(outcome) = outcome else {
         return ExitCode::SUCCESS;
     };
+    exit_code(outcome)
+}
+
+/// A command's outcome as the process's status, its error said on
+/// standard error.
+fn exit_code(outcome: Result<(), Failure>) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) if f.status == 0 => ExitCode::SUCCESS,
