@@ -30,6 +30,11 @@ pub(super) struct HostAvailability {
     procs: [OnOffProcess; 3],
     next: [Option<u64>; 3],
     start: [bool; 3],
+    /// Each process's state since its last flip. A process is sampled only
+    /// at its own flips: seeking its next flip consumed it up to there, so
+    /// sampling it at another process's flip (earlier) would read the state
+    /// it flips to, not the one it is in.
+    state: [bool; 3],
 }
 
 impl HostAvailability {
@@ -60,7 +65,12 @@ impl HostAvailability {
         // (Before the flips are sought: they consume the processes.)
         let start = [0, 1, 2].map(|i| procs[i].state_at(0.0));
         let next = [0, 1, 2].map(|i| procs[i].next_flip_step(0, clock.dt, clock.nsteps));
-        HostAvailability { procs, next, start }
+        HostAvailability {
+            procs,
+            next,
+            start,
+            state: start,
+        }
     }
 
     /// The three states at the start: a process that never flips (a
@@ -80,13 +90,13 @@ impl HostAvailability {
     /// next flips: (on, active, gpu active).
     fn sample(&mut self, k: u64, clock: &Clock) -> [bool; 3] {
         let t = clock.time(k);
-        let states = [0, 1, 2].map(|i| self.procs[i].state_at(t));
         for i in 0..3 {
             if self.next[i] == Some(k) {
+                self.state[i] = self.procs[i].state_at(t);
                 self.next[i] = self.procs[i].next_flip_step(k, clock.dt, clock.nsteps);
             }
         }
-        states
+        self.state
     }
 }
 
