@@ -1591,3 +1591,34 @@ fn a_boinc_file_under_another_name_is_told_by_its_text() {
     };
     assert_eq!(without_name(&out), without_name(&same));
 }
+
+/// `<gpu_versions>` with a `<gpu_usage>` of 0 refused the whole directory
+/// (status 2), where BOINC reports the value and skips it: an earlier valid
+/// one stays, and the block applies with it.
+#[test]
+fn a_gpu_usage_of_zero_is_skipped_with_a_warning_as_boinc_does() {
+    let dir = fixture_with(
+        "today",
+        "gpu-usage-zero",
+        &[(
+            GAMMA_CFG,
+            "<gpu_usage>0.5</gpu_usage>",
+            "<gpu_usage>0.5</gpu_usage><gpu_usage>0</gpu_usage>",
+        )],
+    );
+    let imp = import_path(&dir.join("client_state.xml")).unwrap();
+    let render = imp.scenario.projects[0]
+        .apps
+        .iter()
+        .find(|a| a.name == "render")
+        .unwrap();
+    assert_eq!(
+        (render.cpus, render.gpu.as_ref().unwrap().count),
+        (0.25, 0.5)
+    );
+    let w = imp.warnings.join("\n");
+    assert!(
+        w.contains("app_config.xml line 6: <gpu_usage> 0 of app `render` must be positive: BOINC reports it and does not apply it"),
+        "{w}"
+    );
+}

@@ -915,3 +915,33 @@ fn a_decision_map_without_its_key_says_which_key() {
     let e = run_error("send", &p);
     assert!(e.contains("the map it returned has no `verdict`"), "{e}");
 }
+
+/// A thrown text is the script's: its control characters are escaped in
+/// the error wherever it goes (a newline printed raw forged a line of
+/// vcsim's own output; an ESC recoloured the terminal).
+#[test]
+fn a_thrown_text_reaches_no_terminal_with_its_control_characters() {
+    let path = temp_script(
+        "throws-controls.rhai",
+        "fn schedule(v) { throw \"boom\\x1b[31mRED\\nFAKE: forged line\"; }\n",
+    );
+    let e = run_error("cpu", &path);
+    assert!(e.contains("boom\\u{1b}[31mRED"), "{e}");
+    assert!(!e.contains(['\u{1b}', '\n']), "{e:?}");
+    let r = vcsim(&[
+        "run",
+        "scenarios/paper-base.toml",
+        "--set",
+        "duration_days=1",
+        "--policy",
+        &format!("cpu={path}"),
+    ])
+    .run();
+    r.fails_with(1, &["boom\\u{1b}[31mRED"]);
+    assert!(!r.stderr().contains('\u{1b}'), "{:?}", r.stderr());
+    assert!(
+        !r.stderr().lines().any(|l| l.starts_with("FAKE")),
+        "{:?}",
+        r.stderr()
+    );
+}

@@ -187,8 +187,9 @@ fn a_cpu_only_fetcher_on_a_gpu_host_is_named_in_a_warning() {
     out.succeeds();
     let err = out.stderr();
     assert!(
-        err.contains("warning: project `A` (GPU apps only) got no work")
-            && err.contains("fetch policy `wf2` never asked for GPU work"),
+        err.contains("warning: project `A` (GPU apps only) never computed")
+            && err.contains("fetch policy `wf2` asked for work only in seconds of any kind")
+            && err.contains("written for CPUs"),
         "{err}"
     );
     // The default for a GPU host does not warn.
@@ -349,4 +350,39 @@ fn computing_is_allowed_on_fraction_times_active_fraction_of_the_time() {
         "host.availability.active_fraction=0.99",
     ]);
     assert!(near(nearly_always, 0.99 * 0.99, 0.02), "{nearly_always}");
+}
+
+/// Today's client on 2 GPUs, one held idle by the user's cap, the other
+/// computing all day from a long queue (nothing reported yet, no RPC): the
+/// warning said the GPU was idle 100% (the idleness metric counts reported
+/// work only), that the project got no work, and called `wf3`, which
+/// fetches by resource, written for CPUs. It is idle half the time.
+#[test]
+fn a_gpu_fetcher_with_a_full_queue_is_not_called_cpu_only() {
+    let path = temp_dir("gpu-full-queue").join("s.toml");
+    let jobs = "[[project.job]]\napp = \"g\"\ndeadline_days = 10\n".repeat(40);
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"a capped GPU app\"\nduration_days = 1\n\
+             [host]\nncpus = 4\ncpu_flops = 1e9\n\
+             [[host.gpu]]\nkind = \"nvidia\"\ncount = 2\nflops = 1e10\n\
+             [[project]]\nname = \"G\"\nresource_share = 100\nlatency_bound_days = 10\n\
+             [[project.app]]\nname = \"g\"\ncpus = 0.5\nmax_concurrent = 1\n\
+             gpu = {{ kind = \"nvidia\", count = 1 }}\n\
+             flops_estimate = 3.6e13\nflops_mean = 3.6e13\n{jobs}"
+        ),
+    )
+    .unwrap();
+    let out = vcsim(&["run", path.to_str().unwrap(), "--policy", "CS3_WF3_WS3_JC3"]).run();
+    out.succeeds();
+    let err = out.stderr();
+    assert!(
+        err.contains("the `nvidia` GPU was idle 50% of the time it could compute: fetch policy `wf3` asked for no GPU work in this run"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("never computed") && !err.contains("written for CPUs"),
+        "{err}"
+    );
 }

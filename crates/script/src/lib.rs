@@ -438,6 +438,9 @@ pub fn describe_error(path: &str, hook: &str, err: &EvalAltResult) -> String {
     } else {
         format!("function `{func}`")
     };
+    // A thrown value is the script's text: no control character of it may
+    // reach a terminal or a CSV file raw (a newline would forge a line).
+    let msg = vcsim_framework::text::escape_controls(&msg);
     format!("{}: in {within}{via}: {msg}", locate(&src, pos))
 }
 

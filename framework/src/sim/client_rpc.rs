@@ -191,6 +191,9 @@ impl Simulation {
                 self.asked[r] = true;
             }
         }
+        if req.work_req_seconds > 0.0 && !req.per_resource() {
+            self.asked_seconds = true;
+        }
         let now = self.st.now;
         let p = req.project;
         self.st.last_rpc = Some(now);

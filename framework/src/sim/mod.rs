@@ -193,6 +193,8 @@ pub struct Simulation {
     listed: Vec<Option<RunMode>>,
     /// Per resource: some RPC asked for its work by resource.
     asked: Vec<bool>,
+    /// Some RPC asked for seconds of work of any kind (the old request).
+    asked_seconds: bool,
     timeline: Option<Timeline>,
     log: RunLog,
     trace: Vec<String>,
@@ -244,6 +246,7 @@ impl Simulation {
             runlist: RunList::default(),
             listed: Vec::new(),
             asked: vec![false; nrsc],
+            asked_seconds: false,
             timeline: opts.timeline.then(Timeline::default),
             log: RunLog::default(),
             trace: Vec::new(),
@@ -372,7 +375,7 @@ impl Simulation {
             Err(e) => return Err((e, self.kept())),
         };
         let mut warnings = std::mem::take(&mut self.scenario_warnings);
-        warnings.extend(self.warnings(&report));
+        warnings.extend(self.warnings());
         if self.disk.files_not_written > 1 {
             let msg = format!(
                 "{} files in all did not fit on the disk, and failed their jobs",

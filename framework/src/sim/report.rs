@@ -37,7 +37,7 @@ impl Simulation {
     /// only) and left a GPU idle a fifth of the time it could compute, or a
     /// GPU-only project without any work, is named in a warning; the advice
     /// to use the GPU fetcher only when it asked for nothing by resource.
-    pub(super) fn warnings(&self, report: &RunReport) -> Vec<String> {
+    pub(super) fn warnings(&self) -> Vec<String> {
         let host = &self.st.host;
         let projects = &self.st.projects;
         let gpus: Vec<usize> = (1..host.nrsc())
@@ -49,7 +49,14 @@ impl Simulation {
         let mut what = Vec::new();
         for &r in &gpus {
             let name = host.rsc_name(r);
-            let idle = report.metric(&format!("idleness.{name}")).unwrap_or(0.0);
+            // Of the time it could compute, jobs still on the host included
+            // (the idleness metric counts only reported jobs' work).
+            let avail = self.acc.avail_flops[r];
+            let idle = if avail > 0.0 {
+                self.acc.idle_flops[r] / avail
+            } else {
+                0.0
+            };
             if idle > 0.2 {
                 what.push(format!(
                     "the `{name}` GPU was idle {:.0}% of the time it could compute",
@@ -57,15 +64,15 @@ impl Simulation {
                 ));
             }
         }
+        // Never computed: no job of its ran on the host, reported or not.
         let starved: Vec<&str> = projects
             .iter()
-            .zip(&report.projects)
-            .filter(|(p, m)| !p.has_rsc_apps[crate::model::CPU] && m.flops == 0.0)
-            .map(|(p, _)| p.name.as_str())
+            .filter(|p| !p.has_rsc_apps[crate::model::CPU] && p.usage.iter().all(|&u| u == 0.0))
+            .map(|p| p.name.as_str())
             .collect();
         if !starved.is_empty() {
             what.push(format!(
-                "{} (GPU apps only) got no work",
+                "{} (GPU apps only) never computed",
                 starved
                     .iter()
                     .map(|n| format!("project `{n}`"))
@@ -79,14 +86,17 @@ impl Simulation {
         let fetch = &self.pol.names[Family::Fetch.index()];
         // A fetcher that asked for CPU work by resource knows resources: it
         // had reasons of its own (a full queue, say) not to ask for a GPU's.
-        vec![if self.asked[crate::model::CPU] {
+        // Only a fetcher seen asking in seconds of any work is said to be
+        // written for CPUs: one that asked nothing (a full queue) may well
+        // ask by resource.
+        vec![if self.asked[crate::model::CPU] || !self.asked_seconds {
             format!(
                 "{}: fetch policy `{fetch}` asked for no GPU work in this run",
                 what.join("; ")
             )
         } else {
             format!(
-                "{}: fetch policy `{fetch}` never asked for GPU work by resource (it was written for CPUs); `fetch=gpu,send=gpu` does",
+                "{}: fetch policy `{fetch}` asked for work only in seconds of any kind, never for GPU work by resource (it was written for CPUs); `fetch=gpu,send=gpu` does",
                 what.join("; ")
             )
         }]

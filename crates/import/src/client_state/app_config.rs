@@ -10,18 +10,20 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// BOINC's directory for a project: its master URL without the scheme,
-/// every character other than letters, digits, `.`, `-` and `_` made `_`,
+/// every byte other than ASCII letters, digits, `.`, `-` and `_` made `_`,
 /// and one trailing `_` dropped (`https://boinc.bakerlab.org/rosetta/` is
 /// `boinc.bakerlab.org_rosetta`).
 pub fn project_dir(master_url: &str) -> String {
     let rest = master_url
         .find("://")
         .map_or(master_url, |i| &master_url[i + 3..]);
+    // Byte by byte, as BOINC's `escape_url_readable` walks its `char`s: a
+    // character of two UTF-8 bytes becomes two `_`.
     let mut s: String = rest
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                c
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_') {
+                b as char
             } else {
                 '_'
             }
@@ -59,6 +61,10 @@ pub struct AppCfg<'a> {
     pub gpu_usage: Option<Located<f64>>,
     /// `<gpu_versions><cpu_usage>`: CPUs per job of the app's GPU versions.
     pub cpu_usage: Option<Located<f64>>,
+    /// Values of `<gpu_versions>` that BOINC reports and does not apply (a
+    /// `<gpu_usage>` of 0 or less, a negative `<cpu_usage>`): each as its
+    /// tag, line and value. An earlier valid value stays.
+    pub refused: Vec<Located<f64>>,
 }
 
 /// `<app_version>` of `app_config.xml`: one plan class of an app.
@@ -169,10 +175,30 @@ impl<'a> AppCfg<'a> {
             .child_text(n, "name")
             .filter(|s| !s.is_empty())
             .ok_or_else(|| src.err(n, "an <app> needs a <name>"))?;
-        let (mut gpu_usage, mut cpu_usage) = (None, None);
+        let (mut gpu_usage, mut cpu_usage, mut refused) = (None, None, Vec::new());
         if let Some(g) = src.last(n, "gpu_versions") {
-            gpu_usage = src.opt(g, "gpu_usage", Src::positive)?;
-            cpu_usage = src.opt(g, "cpu_usage", Src::non_negative)?;
+            // BOINC's `parse_gpu_versions` reads the children in order: a
+            // value out of range is reported and skipped, so an earlier
+            // valid one stays (and the block may still apply).
+            for c in elems(g) {
+                let (tag, ok): (&'static str, fn(f64) -> bool) = match tag(c) {
+                    "gpu_usage" => ("gpu_usage", |x| x > 0.0),
+                    "cpu_usage" => ("cpu_usage", |x| x >= 0.0),
+                    _ => continue,
+                };
+                let value = Located {
+                    value: src.num(c)?,
+                    tag,
+                    line: src.line(c),
+                };
+                if !ok(value.value) {
+                    refused.push(value);
+                } else if tag == "gpu_usage" {
+                    gpu_usage = Some(value);
+                } else {
+                    cpu_usage = Some(value);
+                }
+            }
             un.rest(src, "app><gpu_versions", g, &["gpu_usage", "cpu_usage"]);
         }
         un.rest(src, "app", n, &["name", "max_concurrent", "gpu_versions"]);
@@ -182,6 +208,7 @@ impl<'a> AppCfg<'a> {
             max_concurrent: src.opt(n, "max_concurrent", |s, c| s.whole(c, 0))?,
             gpu_usage,
             cpu_usage,
+            refused,
         })
     }
 }
@@ -229,6 +256,11 @@ mod tests {
         );
         assert_eq!(project_dir("http://a.b:8080/x y/"), "a.b_8080_x_y");
         assert_eq!(project_dir("no-scheme"), "no-scheme");
+        // `ä` is two bytes, so two `_`, then the slash's (the last dropped).
+        assert_eq!(
+            project_dir("https://boinc.example.org/rosettä/"),
+            "boinc.example.org_rosett__"
+        );
     }
 
     #[test]
@@ -275,12 +307,54 @@ mod tests {
         );
     }
 
+    /// BOINC's `parse_gpu_versions`: a value out of range is reported and
+    /// skipped; an earlier valid one stays.
+    #[test]
+    fn gpu_versions_out_of_range_are_skipped_as_boinc_does() {
+        for (block, gpu, cpu, refused) in [
+            (
+                "<gpu_usage>0</gpu_usage><cpu_usage>1</cpu_usage>",
+                None,
+                Some(1.0),
+                1,
+            ),
+            (
+                "<gpu_usage>0.5</gpu_usage><cpu_usage>-1</cpu_usage>",
+                Some(0.5),
+                None,
+                1,
+            ),
+            (
+                "<gpu_usage>0.5</gpu_usage><gpu_usage>0</gpu_usage><cpu_usage>1</cpu_usage>",
+                Some(0.5),
+                Some(1.0),
+                1,
+            ),
+            (
+                "<gpu_usage>0.25</gpu_usage><cpu_usage>0</cpu_usage>",
+                Some(0.25),
+                Some(0.0),
+                0,
+            ),
+        ] {
+            let text = format!(
+                "<app_config><app><name>a</name><gpu_versions>{block}</gpu_versions></app></app_config>"
+            );
+            let src = Src::parse(Path::new("app_config.xml"), &text).unwrap();
+            let c = AppConfig::read(&src, "f".into(), &mut Unmodelled::default()).unwrap();
+            let a = &c.apps[0];
+            assert_eq!(a.gpu_usage.as_ref().map(|l| l.value), gpu, "{block}");
+            assert_eq!(a.cpu_usage.as_ref().map(|l| l.value), cpu, "{block}");
+            assert_eq!(a.refused.len(), refused, "{block}");
+        }
+    }
+
     #[test]
     fn bad_values() {
         for (text, element) in [
             ("<app_config><project_max_concurrent>-1</project_max_concurrent></app_config>", "project_max_concurrent"),
             ("<app_config><app><name>a</name><max_concurrent>1.5</max_concurrent></app></app_config>", "max_concurrent"),
-            ("<app_config><app><name>a</name><gpu_versions><gpu_usage>0</gpu_usage></gpu_versions></app></app_config>", "gpu_usage"),
+            ("<app_config><app><name>a</name><gpu_versions><gpu_usage>x</gpu_usage></gpu_versions></app></app_config>", "gpu_usage"),
             ("<app_config><app><max_concurrent>1</max_concurrent></app></app_config>", "app"),
             ("<app_config><app_version><avg_ncpus>x</avg_ncpus></app_version></app_config>", "app_version"),
             ("<config/>", "config"),

@@ -838,6 +838,17 @@ impl<'s, 'a> Build<'s, 'a> {
             .filter_map(|v| Some((v.app_name.as_deref()?, &*v.plan_class)))
             .collect();
         for ac in &c.apps {
+            for r in &ac.refused {
+                let must = if r.tag == "gpu_usage" {
+                    "must be positive"
+                } else {
+                    "must be zero or more"
+                };
+                self.warnings.push(format!(
+                    "{} line {}: <{}> {} of app `{}` {must}: BOINC reports it and does not apply it, and neither does vcsim",
+                    c.file, r.line, r.tag, r.value, ac.name
+                ));
+            }
             if !app_names.contains(&*ac.name) {
                 self.warnings.push(format!(
                     "{} line {}: project `{name}` has no app `{}`: ignored",
@@ -1011,7 +1022,11 @@ impl<'s, 'a> Build<'s, 'a> {
             s.put(
                 "fraction_done",
                 Val::F(fd),
-                "<fraction_done> of its <active_task>",
+                if fd == 0.999999 && self.active.get(&key).is_some_and(|f| *f >= 1.0) {
+                    "<fraction_done> of its <active_task> is 1: a task not yet exited, kept runnable just below it"
+                } else {
+                    "<fraction_done> of its <active_task>"
+                },
             );
         }
         Ok(Some(s))
@@ -1132,7 +1147,7 @@ fn project_latency(latencies: &[Latency]) -> Latency {
         None => Latency {
             seconds: DEFAULT_LATENCY_S,
             app: String::new(),
-            from: "no <latency_bound> and no job with <received_time>: the BOINC emulator's default 1 day".to_string(),
+            from: "no <latency_bound>, and no job whose <report_deadline> is after its <received_time>: the BOINC emulator's default 1 day".to_string(),
         },
         Some((l, n)) => Latency {
             seconds: l.seconds,

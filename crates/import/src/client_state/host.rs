@@ -199,12 +199,13 @@ pub fn host_section(src: &Src, hi: &HostInfo, boinc_bytes: f64) -> Section {
                 format!("{} / 1e9", src.at_l(t)),
             );
             if let Some(f) = &hi.d_free {
-                let other = (t.value - f.value - boinc_bytes).max(0.0);
+                let other = t.value - f.value - boinc_bytes;
+                let below = if other < 0.0 { ", below 0: 0" } else { "" };
                 host.put(
                     "non_boinc_used_gb",
-                    Val::F(other / 1e9),
+                    Val::F(other.max(0.0) / 1e9),
                     format!(
-                        "(<d_total> - {} - {} GB of BOINC's files) / 1e9",
+                        "(<d_total> - {} - {} GB of BOINC's files) / 1e9{below}",
                         src.at_l(f),
                         num(boinc_bytes / 1e9)
                     ),

@@ -67,6 +67,19 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
             f.line
         ));
     }
+    if let (Some(t), Some(f)) = (&hi.d_total, &hi.d_free) {
+        if f.value > t.value {
+            // A damaged or edited file: nothing is used but BOINC's files.
+            warnings.push(format!(
+                "{}: <d_free> {} GB at line {} is more than <d_total> {} GB at line {}: no space is taken as used by other programs",
+                src.name(),
+                crate::emit::num(f.value / 1e9),
+                f.line,
+                crate::emit::num(t.value / 1e9),
+                t.line
+            ));
+        }
+    }
     un.add_all(&src, "host_info", &hi.unread);
 
     // ---- time stats: availability and the reference time ----
