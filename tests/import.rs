@@ -1622,3 +1622,45 @@ fn a_gpu_usage_of_zero_is_skipped_with_a_warning_as_boinc_does() {
         "{w}"
     );
 }
+
+/// BOINC compares tags as written: `<x:p_ncpus>` is not `<p_ncpus>` (a
+/// namespace-aware local name took it for one, and made the host 2 CPUs).
+/// A prefix declared only on the root is named as such, not "malformed".
+#[test]
+fn a_prefixed_element_is_not_boincs_and_a_root_prefix_is_named() {
+    let dir = fixture_with(
+        "host",
+        "prefixed",
+        &[(
+            "client_state.xml",
+            "<p_ncpus>8</p_ncpus>",
+            "<p_ncpus>8</p_ncpus><x:p_ncpus xmlns:x=\"urn:example\">2</x:p_ncpus>",
+        )],
+    );
+    let imp = import_path(&dir).unwrap();
+    assert_eq!(imp.scenario.host.ncpus, 8);
+    let w = imp.warnings.join("\n");
+    assert!(w.contains("<x:p_ncpus>"), "{w}");
+
+    let dir = fixture_with(
+        "host",
+        "root-prefix",
+        &[
+            (
+                "client_state.xml",
+                "<client_state>",
+                "<client_state xmlns:b=\"urn:b\">",
+            ),
+            (
+                "client_state.xml",
+                "<p_ncpus>8</p_ncpus>",
+                "<p_ncpus>8</p_ncpus><b:note/>",
+            ),
+        ],
+    );
+    let e = import_path(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("client_state.xml:8: the namespace prefix `b` is declared on the root element"),
+        "{e}"
+    );
+}

@@ -182,13 +182,35 @@ impl<'a> Src<'a> {
             let message = e
                 .to_string()
                 .replace(&format!(" at {pos}"), &format!(" at {line}:{col}"));
+            // The root's own namespace declarations are not in scope in a
+            // child parsed on its own: say so rather than call it malformed.
+            let message = match &e {
+                roxmltree::Error::UnknownNamespace(prefix, _)
+                    if !whole && self.root_declares(prefix) =>
+                {
+                    format!(
+                        "the namespace prefix `{prefix}` is declared on the root element, which vcsim does not read with each of its children (it reads them one at a time, to bound memory; BOINC's files use no namespaces): declare it on the element that uses it, or remove the prefix"
+                    )
+                }
+                _ => format!("malformed XML: {message}"),
+            };
             ImportError {
                 file: self.path.to_path_buf(),
                 line: Some(line),
                 element: None,
-                message: format!("malformed XML: {message}"),
+                message,
             }
         })
+    }
+
+    /// Whether the root element's start tag declares `xmlns:prefix`.
+    fn root_declares(&self, prefix: &str) -> bool {
+        let Ok((_, root)) = Scanner::start(self.text) else {
+            return false;
+        };
+        let tag = &self.text[root.at..];
+        let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+        tag.contains(&format!("xmlns:{prefix}="))
     }
 
     fn scan_err(&self, e: ScanError) -> ImportError {
@@ -576,8 +598,20 @@ impl<'a> Src<'a> {
     }
 }
 
-pub fn tag<'a>(n: Node<'a, '_>) -> &'a str {
-    n.tag_name().name()
+/// An element's tag as written, prefix included: BOINC's parser compares
+/// the literal text, so `<x:p_ncpus>` is not `<p_ncpus>` (a namespace-aware
+/// local name would take it for one).
+pub fn tag<'i>(n: Node<'_, 'i>) -> &'i str {
+    let name = n.tag_name().name();
+    if n.tag_name().namespace().is_none() {
+        return name;
+    }
+    let text = n.document().input_text();
+    let start = n.range().start + 1;
+    let len = text[start..]
+        .find(|c: char| c.is_whitespace() || c == '>' || c == '/')
+        .unwrap_or(text.len() - start);
+    &text[start..start + len]
 }
 
 /// The root's children, each parsed as its own document.
@@ -627,10 +661,7 @@ pub fn elems<'a, 'i>(n: Node<'a, 'i>) -> impl Iterator<Item = Node<'a, 'i>> {
 
 /// The tags of the child elements of `n` that are not in `used`, in order.
 pub fn unread<'i>(n: Node<'_, 'i>, used: &[&str]) -> Vec<&'i str> {
-    elems(n)
-        .map(|c| c.tag_name().name())
-        .filter(|t| !used.contains(t))
-        .collect()
+    elems(n).map(tag).filter(|t| !used.contains(t)).collect()
 }
 
 /// Distinct tags listed per place; more are counted, not named, so that

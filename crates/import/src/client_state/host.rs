@@ -3,7 +3,7 @@
 
 use crate::emit::{num, Section, Val};
 use crate::error::ImportError;
-use crate::xml::{elems, unread, Located, Src, Unmodelled};
+use crate::xml::{elems, tag, unread, Located, Src, Unmodelled};
 use roxmltree::Node;
 /// `<host_info>`.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +61,7 @@ impl<'a> HostInfo<'a> {
             for c in elems(cp) {
                 match Coproc::parse(src, c)? {
                     Some(g) => coprocs.push(g),
-                    None => other_coprocs.push(c.tag_name().name()),
+                    None => other_coprocs.push(tag(c)),
                 }
             }
         }
@@ -87,7 +87,7 @@ impl<'a> HostInfo<'a> {
 impl<'a> Coproc<'a> {
     /// None if `c` is not a coprocessor element.
     pub fn parse(src: &Src<'a>, c: Node<'_, 'a>) -> Result<Option<Coproc<'a>>, ImportError> {
-        let t = c.tag_name().name();
+        let t = tag(c);
         let kind = match t {
             "coproc_cuda" | "coproc_ati" | "coproc_intel_gpu" | "coproc_apple_gpu" => gpu_kind(t),
             "coproc" => match src.last(c, "type") {
