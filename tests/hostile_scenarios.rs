@@ -339,3 +339,38 @@ fn a_value_just_below_its_bound_is_shown_below_it() {
         &["is 59.999999999999964 seconds; it must be at least 60 seconds (one step)"],
     );
 }
+
+/// Today's client on a GPU host with a long queue (16 CPUs, 2 GPUs, 20
+/// projects of 100 jobs, half of them GPU jobs): `wf3` simulates at every
+/// step (no quiet certificate with GPU work), and simulated all 2,000 jobs
+/// each time to learn that the host is saturated past the minimum buffer:
+/// 1.7 s a simulated day in a release build. It now stops once it knows.
+#[test]
+fn todays_fetcher_on_a_gpu_host_with_a_long_queue_runs_in_bounded_time() {
+    let mut s = String::from(
+        "name = \"long GPU queue\"\nduration_days = 2\n\
+         [host]\nncpus = 16\ncpu_flops = 4e9\n\
+         [[host.gpu]]\nkind = \"nvidia\"\ncount = 2\nflops = 1e13\n",
+    );
+    for p in 0..20 {
+        s += &format!(
+            "[[project]]\nname = \"P{p}\"\nresource_share = 1\nlatency_bound_days = 12\n\
+             [[project.app]]\nname = \"a\"\nflops_estimate = 4e15\nflops_mean = 4e15\n\
+             [[project.app]]\nname = \"g\"\ncpus = 0.2\ngpu = {{ kind = \"nvidia\", count = 0.5 }}\n\
+             flops_estimate = 2e16\nflops_mean = 2e16\n"
+        );
+        for k in 0..100 {
+            let app = if k % 2 == 0 { "a" } else { "g" };
+            s += &format!("[[project.job]]\napp = \"{app}\"\ndeadline_days = 12\n");
+        }
+    }
+    let path = temp_dir("long-gpu-queue").join("s.toml");
+    std::fs::write(&path, s).unwrap();
+    let r = common::timed(vcsim(&[
+        "run",
+        path.to_str().unwrap(),
+        "--policy",
+        "CS3_WF3_WS3_JC3",
+    ]));
+    assert_eq!(r.status(), 0, "{}", r.stderr());
+}

@@ -182,6 +182,30 @@ impl ListSim {
 
     /// Runs the simulation of the view's state.
     pub fn simulate(&mut self, v: &View, order: ProjectOrder) -> PolicyResult<()> {
+        self.run(v, order, None).map(|_| ())
+    }
+
+    /// Whether every resource is saturated for at least `min` seconds from
+    /// now (`saturated_time[r] >= min` for all `r`), simulating only as far
+    /// as it takes to know: a saturated time only grows as the simulation
+    /// goes on, so once every resource's reaches `min` the answer is final.
+    /// When it answers true, the other results are partial: only a caller
+    /// that then stops may use it (`wf3`'s `request`, which asks nothing of
+    /// a host saturated past the minimum buffer: the simulation of a long
+    /// queue on a GPU host, at every step, stopped after a few jobs rather
+    /// than all of them). When it answers false, the simulation is whole.
+    pub fn saturated_through(
+        &mut self,
+        v: &View,
+        order: ProjectOrder,
+        min: f64,
+    ) -> PolicyResult<bool> {
+        self.run(v, order, Some(min))
+    }
+
+    /// [`ListSim::simulate`], stopping early (and answering true) once every
+    /// resource's saturated time reaches `stop`, if given.
+    fn run(&mut self, v: &View, order: ProjectOrder, stop: Option<f64>) -> PolicyResult<bool> {
         let h = v.host();
         let (np, nr) = (v.projects().len(), h.nrsc());
         let jobs = v.jobs();
@@ -366,6 +390,10 @@ impl ListSim {
             for r in 0..nr {
                 self.stats(h.ninstances(r), r, now, t, dt, buf_end);
             }
+            if stop.is_some_and(|min| self.saturated_time.iter().all(|&s| s >= min)) {
+                self.app_at = app_at;
+                return Ok(true);
+            }
             let overlap = (t + dt).min(buf_end) - t;
             if overlap > 0.0 && any_mc {
                 for i in 0..pr_size {
@@ -393,7 +421,7 @@ impl ListSim {
             self.busy_time[r] = self.busy[r].time();
         }
         self.app_at = app_at;
-        Ok(())
+        Ok(false)
     }
 
     /// BOINC's `update_stats`.

@@ -370,11 +370,11 @@ impl Wf3 {
 impl WorkFetcher for Wf3 {
     fn request(&self, v: &View) -> PolicyResult<Option<WorkRequest>> {
         let mut w = self.work.borrow_mut();
-        w.sim.simulate(v, self.order)?;
         // No resource is saturated for less than the minimum buffer: no
-        // project is asked (most steps end here).
+        // project is asked (most steps end here, as soon as the simulation
+        // has gone far enough to know).
         let min = buf_min(v);
-        if w.sim.saturated_time.iter().all(|&s| s >= min) {
+        if w.sim.saturated_through(v, self.order, min)? {
             return Ok(None);
         }
         self.setup(v, &mut w, false)?;
