@@ -215,10 +215,18 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             timeline: timeline.as_deref(),
             plugins: &plugins,
         }),
-        Some(Command::Merge { dirs, out }) if crate::search_cmd::is_search_merge(&dirs) => {
-            crate::search_cmd::merge(&dirs, &out, &plugins)
+        Some(Command::Merge { dirs, out, jobs }) => {
+            // A plugin that cannot load is its own error, not a shard's.
+            crate::extensions::load_plugins_first(&plugins)?;
+            if crate::search_cmd::is_search_merge(&dirs)? {
+                crate::search_cmd::merge(&dirs, &out, jobs, &plugins)
+            } else {
+                if jobs == Some(0) {
+                    return Err(Failure::input("--jobs must be at least 1"));
+                }
+                crate::sweep_cmd::merge(&dirs, &out)
+            }
         }
-        Some(Command::Merge { dirs, out }) => crate::sweep_cmd::merge(&dirs, &out),
         Some(Command::Search {
             policy,
             metric,
@@ -280,8 +288,12 @@ pub fn run_comparison(
         .checked_add(u64::from(replications).saturating_sub(1))
         .is_none()
     {
+        let from = match seed {
+            Some(_) => format!("--seed {base}"),
+            None => format!("the scenario's `seed`, {base},"),
+        };
         return Err(Failure::input(format!(
-            "--seed {base} with {replications} replications: the seeds would pass {} (the largest)",
+            "{from} with {replications} replications: the seeds would pass {} (the largest); give a smaller --seed or fewer --replications",
             u64::MAX
         )));
     }
@@ -346,13 +358,9 @@ pub fn run_comparison(
             }),
         }
     }
-    if names.is_empty() {
-        let what: Vec<String> = failed
-            .iter()
-            .map(|f| format!("policy `{}` failed: {}", f.spec, f.error))
-            .collect();
-        return Err(Failure::running(what.join("\n")));
-    }
+    // With every policy failed too, the comparison is printed (an empty
+    // table and a `policy P failed: no results` line each, the JSON with
+    // its `failed` list, the CSV header) before the failure is reported.
     let mut c = compare::summarize(&scn.name, &seeds, &names, &whole, ran);
     c.failed = failed;
     Ok(c)

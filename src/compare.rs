@@ -75,6 +75,9 @@ impl Comparison {
             .iter()
             .map(|f| format!("policy `{}` failed: {}", f.spec, f.error))
             .collect();
+        if ran.is_empty() {
+            return Some(crate::Failure::running(what.join("\n")));
+        }
         Some(crate::Failure::running(format!(
             "{}\n{} of {} policies ran and are shown: {}",
             what.join("\n"),

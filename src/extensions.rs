@@ -67,6 +67,16 @@ pub fn registry_for(plugins: &[PathBuf], specs: &[PolicySpec]) -> Result<Registr
     Ok(reg)
 }
 
+/// Loads the `--plugin` libraries alone, so that one that cannot load is
+/// reported as itself (as `compare` reports it) before any file that
+/// names policies is read, not blamed on that file's `policies`.
+pub fn load_plugins_first(plugins: &[PathBuf]) -> Result<(), Failure> {
+    if plugins.is_empty() {
+        return Ok(());
+    }
+    registry_for(plugins, &[]).map(|_| ())
+}
+
 /// What to say of a name no policy of the family has: the names it has,
 /// and how the other kinds of policy are named.
 fn unknown(reg: &Registry, f: Family, name: &str) -> String {

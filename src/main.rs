@@ -208,9 +208,18 @@ pub enum Command {
     },
     /// Join the shards of one sweep, or of one search, into one result.
     Merge {
+        /// The shard directories: every `--shard K/N` output of one sweep,
+        /// or of one search.
         dirs: Vec<PathBuf>,
+        /// The directory written: a sweep's outputs, or a search's (its
+        /// trail, plot and the worst loss shrunk).
         #[arg(long)]
         out: PathBuf,
+        /// Worker threads for shrinking a search's worst loss (default: all
+        /// cores). Output does not depend on it. A sweep's merge runs
+        /// nothing.
+        #[arg(long)]
+        jobs: Option<usize>,
     },
     /// Validate a scenario, sweep, script or plugin and say what is wrong.
     Check { file: PathBuf },

@@ -64,6 +64,12 @@ pub fn name(s: &str) -> String {
     vcsim_framework::text::escape_controls(s)
 }
 
+/// A path for a message: as [`name`] (a control character in `--out`
+/// must not reach the terminal).
+pub fn path(p: &std::path::Path) -> String {
+    name(&p.display().to_string())
+}
+
 /// A name in a table's cell: as [`name`], and `|` escaped (`\|`), which
 /// would otherwise end the cell of the Markdown table.
 fn name_cell(s: &str) -> String {
@@ -463,11 +469,11 @@ pub fn compare_table(c: &Comparison) -> String {
     );
     let mut header = vec!["metric".to_string()];
     header.extend(c.policies.iter().map(|p| p.policy.clone()));
-    let names: Vec<String> = c.policies[0]
-        .metrics
-        .iter()
-        .map(|m| m.metric.clone())
-        .collect();
+    // With every policy failed, the table has no column but the metrics'.
+    let names: Vec<String> = c.policies.first().map_or_else(
+        || Metrics::NAMES.map(String::from).to_vec(),
+        |p| p.metrics.iter().map(|m| m.metric.clone()).collect(),
+    );
     let mut rows = Vec::new();
     for (mi, m) in names.iter().enumerate() {
         let mut row = vec![name(m)];

@@ -239,6 +239,7 @@ fn scripts_of(specs: &[PolicySpec]) -> Vec<vcsim_sweep::Input> {
 }
 
 fn setup(a: &Args, from: Source, plugins: &[PathBuf]) -> Result<Setup, Failure> {
+    crate::extensions::load_plugins_first(plugins)?;
     check(a, from)?;
     // A policy read from a manifest names its scripts as `vcsim search`
     // was given them: say so if one cannot be found.
@@ -272,6 +273,19 @@ fn setup(a: &Args, from: Source, plugins: &[PathBuf]) -> Result<Setup, Failure> 
     let mut space = load_space(a)?;
     let space_sha256 = a.space.map(file_sha256).transpose()?;
     check_resource(a, from, &space)?;
+    // Each point runs on the base's seed + r for r below --seeds, as
+    // `vcsim compare --replications` would (which refuses the same).
+    let seed = space.base.seed;
+    if seed.checked_add(u64::from(a.seeds) - 1).is_none() {
+        let file = a.space.or(a.scenario).unwrap_or(Path::new(""));
+        return Err(Failure::input(format!(
+            "{}: the scenario's `seed`, {seed}, with {} {}: the seeds would pass {} (the largest); give the scenario a smaller `seed`, or fewer seeds",
+            file.display(),
+            from.key("seeds"),
+            a.seeds,
+            u64::MAX
+        )));
+    }
     let scenario_sha256 = space.base_sha256().map_err(Failure::input)?;
     let full = space.base.duration_days;
     let days = a.days.unwrap_or(full.min(DEFAULT_MAX_DAYS));
@@ -327,7 +341,7 @@ fn progress_bar(total: u64) -> indicatif::ProgressBar {
 
 fn write(out: &Path, name: &str, text: &str) -> Result<(), Failure> {
     let p = out.join(name);
-    std::fs::write(&p, text)
+    vcsim_sweep::output::write_output(&p, text)
         .map_err(|e| Failure::running(format!("cannot write {}: {e}", p.display())))
 }
 
@@ -440,15 +454,39 @@ pub fn search(a: &Args, plugins: &[PathBuf]) -> Result<(), Failure> {
         shard.n,
         trail.len(),
         runs,
-        a.out.display()
+        output::path(a.out)
     ))
 }
 
-/// Whether `vcsim merge` of `dirs` is a merge of a search's shards: one of
-/// them at least has a `search.json` (a sweep shard among them is then
-/// named as such).
-pub fn is_search_merge(dirs: &[PathBuf]) -> bool {
-    dirs.iter().any(|d| d.join(MANIFEST).is_file())
+/// Whether `vcsim merge` of `dirs` is a merge of a search's shards. A
+/// directory holding only a `search.json` makes it one (a sweep shard
+/// among them is then named as such); one holding only a sweep's
+/// `manifest.json` makes it a sweep's. A directory holding both (a shard
+/// made where another command's shard was: neither removes the other's
+/// files) is taken as the kind the others are; if none says, that
+/// directory and both its files are named.
+pub fn is_search_merge(dirs: &[PathBuf]) -> Result<bool, Failure> {
+    let has = |d: &PathBuf| {
+        (
+            d.join("manifest.json").is_file(),
+            d.join(MANIFEST).is_file(),
+        )
+    };
+    if dirs.iter().any(|d| has(d) == (false, true)) {
+        return Ok(true);
+    }
+    if dirs.iter().any(|d| has(d) == (true, false)) {
+        return Ok(false);
+    }
+    if let Some(d) = dirs.iter().find(|d| has(d) == (true, true)) {
+        return Err(Failure::input(format!(
+            "{}: holds both a sweep's shard ({}) and a search's ({}), and no other directory says which this merge joins: remove the one an earlier command left, or name a shard of the same kind beside it",
+            output::path(d),
+            output::path(&d.join("manifest.json")),
+            output::path(&d.join(MANIFEST))
+        )));
+    }
+    Ok(false)
 }
 
 /// `vcsim merge` of a search's shards: their trails joined in shard order,
@@ -456,7 +494,12 @@ pub fn is_search_merge(dirs: &[PathBuf]) -> bool {
 /// verified first: its manifest's bounds, its trail against the checksum
 /// and counts the manifest records, and the space and scripts against
 /// theirs.
-pub fn merge(dirs: &[PathBuf], out: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
+pub fn merge(
+    dirs: &[PathBuf],
+    out: &Path,
+    jobs: Option<usize>,
+    plugins: &[PathBuf],
+) -> Result<(), Failure> {
     if dirs.is_empty() {
         return Err(Failure::input("name the shard directories to merge"));
     }
@@ -503,6 +546,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, plugins: &[PathBuf]) -> Result<(), Fa
     check_shard_set(dirs, &mans, n)?;
     let input = resolve_input(dirs, &mans)?;
     let mut a = args_of(first, out);
+    a.jobs = jobs;
     if first.space.is_some() {
         a.space = Some(&input);
     } else {
@@ -556,8 +600,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path, plugins: &[PathBuf]) -> Result<(), Fa
         runs += last;
     }
     vcsim_search::output::prepare_out(out, &OUTPUTS).map_err(Failure::input)?;
-    let pool =
-        vcsim_sweep::threads::pool(None, (a.budget / 2).max(1) as usize).map_err(Failure::input)?;
+    let pool = vcsim_sweep::threads::pool(a.jobs, (a.budget / 2).max(1) as usize)
+        .map_err(Failure::input)?;
     let bar = progress_bar(runs + a.budget / 2);
     let found = pool.install(|| {
         vcsim_search::shrink_worst(space, &contest, trail, a.budget / 2, &|r| {
@@ -586,7 +630,11 @@ fn read_manifest(dirs: &[PathBuf], d: &Path) -> Result<Manifest, Failure> {
         )));
     }
     if std::fs::metadata(&p).is_err() {
-        let search = dirs.iter().find(|x| x.join(MANIFEST).is_file());
+        // A search's shard: one without a sweep's manifest beside, if any.
+        let search = dirs
+            .iter()
+            .find(|x| x.join(MANIFEST).is_file() && !x.join("manifest.json").is_file())
+            .or_else(|| dirs.iter().find(|x| x.join(MANIFEST).is_file()));
         let sweep = d.join("manifest.json").is_file();
         return Err(Failure::input(match (sweep, search) {
             (true, Some(s)) => format!(
@@ -920,8 +968,10 @@ fn finish(
 ) -> Result<(), Failure> {
     let trail = vcsim_search::output::trail_csv(space, &found.trail).map_err(Failure::running)?;
     write(a.out, "trail.csv", &trail)?;
-    vcsim_search::output::best_svg(contest, &found.trail, &a.out.join("best.svg"))
-        .map_err(Failure::running)?;
+    let best = a.out.join("best.svg");
+    vcsim_sweep::output::unlink_if_symlink(&best)
+        .map_err(|e| Failure::running(format!("cannot write {}: {e}", best.display())))?;
+    vcsim_search::output::best_svg(contest, &found.trail, &best).map_err(Failure::running)?;
     let worst_path = a.out.join("worst.toml");
     let [la, lb] = [contest.policies[0].label(), contest.policies[1].label()];
     let evaluated = found.trail.iter().filter(|v| v.scored.is_ok()).count();
@@ -976,7 +1026,7 @@ fn finish(
                     v.point.describe(space)
                 )),
             }
-            text.push_str(&format!("written: {}\n", worst_path.display()));
+            text.push_str(&format!("written: {}\n", output::path(&worst_path)));
         }
         None => {
             // A stale result from an earlier search must not be taken for this one's.
@@ -1009,10 +1059,10 @@ fn finish(
     }
     text.push_str(&format!(
         "trail: {} ({} points, {} runs); plot: {}\n",
-        a.out.join("trail.csv").display(),
+        output::path(&a.out.join("trail.csv")),
         found.trail.len(),
         found.trail.last().map_or(0, |v| v.runs),
-        a.out.join("best.svg").display()
+        output::path(&a.out.join("best.svg"))
     ));
     output::emit(&text)
 }
@@ -1047,7 +1097,7 @@ mod tests {
         std::fs::write(l1.join(MANIFEST), "{}").unwrap();
         std::fs::write(w1.join("manifest.json"), "{}").unwrap();
         let dirs = [l1.clone(), w1.clone()];
-        assert!(is_search_merge(&dirs));
+        assert!(is_search_merge(&dirs).unwrap());
         let e = read_manifest(&dirs, &w1).unwrap_err();
         assert_eq!(e.status, 2);
         assert!(

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use vcsim_sweep::{RunOptions, Shard, Sweep};
 
 fn load(file: &Path, plugins: &[PathBuf]) -> Result<(Sweep, vcsim_framework::Registry), Failure> {
+    crate::extensions::load_plugins_first(plugins)?;
     let sweep = Sweep::load_with(file, &crate::extensions::parse_spec)
         .map_err(|e| Failure::input(e.to_string()))?;
     let reg = match crate::extensions::registry_for(plugins, &sweep.specs) {
@@ -30,10 +31,13 @@ fn outcome(out: &Path, runs: usize, failed: usize) -> Result<(), Failure> {
     if failed > 0 {
         return Err(Failure::running(format!(
             "{failed} of {runs} runs failed; the others are written to {} (see the `status` and `error` columns of results.csv)",
-            out.display()
+            crate::output::path(out)
         )));
     }
-    crate::output::note(&format!("{runs} runs written to {}", out.display()));
+    crate::output::note(&format!(
+        "{runs} runs written to {}",
+        crate::output::path(out)
+    ));
     Ok(())
 }
 

@@ -122,3 +122,73 @@ fn threads_that_cannot_start_are_an_error_not_a_panic() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `vcsim ARGS` in `dir` under a limit of `kib` KiB of address space
+/// (`ulimit -v`, which binds root too).
+fn under_limit(dir: &Path, kib: u64, args: &[&str]) -> Output {
+    let mut line = format!("ulimit -v {kib} && exec \"$0\"");
+    for i in 0..args.len() {
+        line.push_str(&format!(" \"${}\"", i + 1));
+    }
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .arg(env!("CARGO_BIN_EXE_vcsim"))
+        .args(args)
+        .current_dir(dir)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("sh runs")
+}
+
+#[test]
+fn a_sweep_short_of_memory_for_its_threads_is_refused_not_aborted() {
+    // Under `ulimit -v`, rayon's queues for 1024 workers (allocated before
+    // the first thread starts, a page each when malloc has no arena left)
+    // ran out of memory and aborted the process (134) where compare said
+    // "cannot start" (2). Limits from 20 to 420 MB: `--jobs 1024` is
+    // refused with exit status 2, or, where the process cannot even read
+    // the sweep (an abort no thread causes), `--jobs 1` aborts there too.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("threads-sweep-ulimit");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(
+        root.join("scenarios/paper-base.toml"),
+        dir.join("base.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("th.toml"),
+        "name = \"th\"\nscenario = \"base.toml\"\npolicies = [\"CS2\", \"CS1\"]\n\
+         replications = 600\n[set]\nduration_days = 0.001\n",
+    )
+    .unwrap();
+    let sweep = |kib: u64, jobs: &str| {
+        under_limit(
+            &dir,
+            kib,
+            &["sweep", "th.toml", "--out", "o", "--jobs", jobs],
+        )
+    };
+    let mut refused = 0;
+    for kib in (20_000..420_000).step_by(4_000) {
+        let out = sweep(kib, "1024");
+        let err = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() == Some(2) {
+            assert!(
+                err.contains("cannot start 1024 worker threads") && err.contains("--jobs"),
+                "ulimit -v {kib}: {err}"
+            );
+            refused += 1;
+        } else {
+            let one = sweep(kib, "1");
+            assert!(
+                !one.status.success(),
+                "ulimit -v {kib}: --jobs 1 runs, --jobs 1024 exits with {:?}: {err}",
+                out.status
+            );
+        }
+    }
+    assert!(refused > 50, "{refused} limits refused the threads");
+}

@@ -51,10 +51,18 @@ struct RawSpace {
 }
 
 /// Whether TOML text is a search space rather than a scenario or a sweep:
-/// it has a `[vary]` table (they have none).
+/// it has a `[vary]` table (they have none), or, lacking one, names its
+/// `scenario` as a sweep does but has no `policies` or `[[axis]]` (a
+/// scenario has no `scenario` key): a space whose `[vary]` is missing is
+/// told so, not read as a scenario.
 pub fn is_space_text(text: &str) -> bool {
     text.parse::<toml::Table>()
-        .map(|t| t.contains_key("vary"))
+        .map(|t| {
+            t.contains_key("vary")
+                || (t.get("scenario").is_some_and(toml::Value::is_str)
+                    && !t.contains_key("policies")
+                    && !t.contains_key("axis"))
+        })
         .unwrap_or_else(|_| text.lines().any(|l| l.trim() == "[vary]"))
 }
 
@@ -106,9 +114,22 @@ impl Space {
                 return Err(err(&key, Some(v.span()), m));
             }
             let range = range_of(v.get_ref()).map_err(|m| err(&key, Some(v.span()), m))?;
-            let dim = Dim { param, range };
+            dims.push((Dim { param, range }, key, v.span()));
+        }
+        // Each range is checked at both ends as the search applies it:
+        // after `mix` (which makes the projects; at its fewest, so that a
+        // path into a project every point has is taken), as sweeps apply
+        // settings whatever the file's order.
+        let mix = dims
+            .iter()
+            .find(|(d, _, _)| matches!(d.param, Param::Mix))
+            .map(|(d, _, _)| (d, d.ends()[0]));
+        for (dim, key, span) in &dims {
             for end in dim.ends() {
-                scenario_at(&base, &[(&dim, end)]).map_err(|m| {
+                let mut at = vec![(dim, end)];
+                let with_mix = mix.filter(|_| !matches!(dim.param, Param::Mix));
+                at.extend(with_mix);
+                scenario_at(&base, &at).map_err(|m| {
                     // A float end makes the range a float range, which a
                     // whole-number key cannot take.
                     let hint = if m.contains("floating point") {
@@ -116,15 +137,18 @@ impl Space {
                     } else {
                         ""
                     };
+                    let mixed = with_mix
+                        .map(|(_, n)| format!(" (with mix = {}, its fewest projects)", n.text()))
+                        .unwrap_or_default();
                     err(
-                        &key,
-                        Some(v.span()),
-                        format!("at {}: {m}{hint}", end.text()),
+                        key,
+                        Some(span.clone()),
+                        format!("at {}{mixed}: {m}{hint}", end.text()),
                     )
                 })?;
             }
-            dims.push(dim);
         }
+        let mut dims: Vec<Dim> = dims.into_iter().map(|(d, _, _)| d).collect();
         if dims.is_empty() {
             return Err(err(
                 "vary",

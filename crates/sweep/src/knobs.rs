@@ -200,6 +200,14 @@ impl Setting {
         if v.is_empty() {
             return Err(format!("`{k}`: no value after `=`"));
         }
+        // A seed is a u64: one above TOML's largest integer is written as a
+        // string in a scenario file, and taken as that string here.
+        if k == "seed" && v.parse::<i64>().is_err() && v.parse::<u64>().is_ok() {
+            return Ok(Setting {
+                param,
+                value: serde_json::Value::String(v.to_string()),
+            });
+        }
         // Digits that TOML cannot hold are a number out of range, not text.
         let digits = v.strip_prefix(['+', '-']).unwrap_or(v);
         if !digits.is_empty()
@@ -519,6 +527,14 @@ mod tests {
             let e = Setting::parse_assignment(a).unwrap_err();
             assert!(e.contains("is out of range: a whole number is from -9223372036854775808 to 9223372036854775807"), "{a}: {e}");
         }
+        // A seed is a u64: above TOML's largest integer it is the string a
+        // scenario file would hold.
+        assert_eq!(
+            Setting::parse_assignment("seed=18446744073709551615")
+                .unwrap()
+                .value,
+            serde_json::json!("18446744073709551615")
+        );
         // Within range, or text, as before.
         assert_eq!(
             Setting::parse_assignment("seed=9223372036854775807")

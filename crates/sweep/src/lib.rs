@@ -209,12 +209,12 @@ impl Plan {
     }
 
     /// Every cell checked as [`Plan::build`] and [`Plan::check`] check it,
-    /// in cell order, on `pool` (on this thread without one). With two
+    /// in cell order, on up to `threads` threads. With two
     /// axes, the settings that apply before the second axis's depend on
     /// one axis only: they are applied once per value of that axis, not
     /// once per cell (a `mix` of 1000 projects took milliseconds per cell
     /// to build, copy and, for a path setting, write to JSON and back).
-    fn check_all(&self, axes: &[Axis], pool: Option<&rayon::ThreadPool>) -> Vec<Checked> {
+    fn check_all(&self, axes: &[Axis], threads: usize) -> Vec<Checked> {
         let ncells = axes.iter().map(|a| a.values.len()).product::<usize>();
         let one = |index: usize| -> Checked {
             let scn = self.build(axes, index)?;
@@ -224,7 +224,7 @@ impl Plan {
             })
         };
         if axes.len() != 2 {
-            return map_range(pool, ncells, one);
+            return map_range(threads, ncells, one);
         }
         // A cell's settings in the order `knobs::apply_all` applies them:
         // by order, the fixed ones before the axes, axis 0 before axis 1.
@@ -293,7 +293,7 @@ impl Plan {
                 .collect()
         };
         let mut cells: Vec<Option<Checked>> = vec![None; ncells];
-        for (index, c) in map_range(pool, axes[outer].values.len(), per_value)
+        for (index, c) in map_range(threads, axes[outer].values.len(), per_value)
             .into_iter()
             .flatten()
         {
@@ -344,17 +344,49 @@ enum Step<'a> {
     Axis(usize),
 }
 
-/// `f` of 0..n, in order: on `pool`'s threads, or on this one without it.
-fn map_range<T: Send>(
-    pool: Option<&rayon::ThreadPool>,
-    n: usize,
-    f: impl Fn(usize) -> T + Sync + Send,
-) -> Vec<T> {
-    use rayon::prelude::*;
-    match pool {
-        Some(p) => p.install(|| (0..n).into_par_iter().map(f).collect()),
-        None => (0..n).map(f).collect(),
+/// `f` of 0..n, in order, on up to `threads` threads (this one among them;
+/// on this one alone if the system will not start more). The threads are
+/// joined before it returns: a thread that has only been told to end (as a
+/// dropped rayon pool's are) keeps its stack mapped for a while, and under a
+/// limit on memory the threads of the runs, started next, found no room.
+fn map_range<T: Send>(threads: usize, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let k = threads.min(n);
+    if k <= 1 {
+        return (0..n).map(f).collect();
     }
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut got = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                return got;
+            }
+            got.push((i, f(i)));
+        }
+    };
+    let mut all: Vec<(usize, T)> = std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..k)
+            .filter_map(|i| {
+                std::thread::Builder::new()
+                    .name(format!("vcsim-check-{i}"))
+                    .stack_size(threads::stack_bytes())
+                    .spawn_scoped(s, work)
+                    .ok()
+            })
+            .collect();
+        let mut all = work();
+        for h in helpers {
+            match h.join() {
+                Ok(got) => all.extend(got),
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+        all
+    });
+    all.sort_unstable_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, t)| t).collect()
 }
 
 /// A loaded, checked sweep.
@@ -393,6 +425,46 @@ pub struct TomlFault {
 
 impl TomlFault {
     pub fn of(text: &str, e: &toml::de::Error) -> TomlFault {
+        // A key missing from the file itself: the reader points at the
+        // whole document, which is no line and no key of the user's.
+        let whole = e.span().is_some_and(|sp| sp.start == 0);
+        let missing = e
+            .message()
+            .strip_prefix("missing field `")
+            .and_then(|r| r.split_once('`'))
+            .map(|(k, _)| k.to_string());
+        if let (true, Some(k)) = (whole, missing) {
+            return TomlFault {
+                key: None,
+                line: None,
+                message: format!("the key `{k}` is missing: the file must give it"),
+            };
+        }
+        // `host.ncpus = 2` under [set] or [vary] is, to TOML, a table
+        // `host` holding `ncpus`: serde's words for it ("expected a
+        // borrowed string") say nothing of the fix.
+        if e.message().contains("expected a borrowed string") {
+            if let Some(sp) = e.span() {
+                let key = key_at(text, sp.start);
+                let start = text[..sp.start.min(text.len())]
+                    .rfind('\n')
+                    .map_or(0, |i| i + 1);
+                let written = text[start..]
+                    .split_once('=')
+                    .map(|(k, _)| k.trim().to_string())
+                    .filter(|k| !k.contains('\n'));
+                if let Some(path) = written.filter(|k| k.contains('.') && !k.contains('"')) {
+                    return TomlFault {
+                        key,
+                        line: Some(vcsim_framework::scenario::line_col(text, sp.start).0),
+                        message: format!(
+                            "an unquoted dotted key is read by TOML as tables, not as a parameter's path: quote it, as in `\"{}\" = ...`",
+                            vcsim_framework::text::escape_controls(&path)
+                        ),
+                    };
+                }
+            }
+        }
         TomlFault {
             key: e.span().and_then(|sp| key_at(text, sp.start)),
             line: e
@@ -562,20 +634,51 @@ impl Sweep {
                 v as u32
             }
         };
+        // Read as a scenario reads its own `seed` (a string of digits above
+        // TOML's largest integer too): set on the base scenario, whose
+        // reader checks it.
         let seed = match &raw.seed {
             None => base.seed,
             Some(s) => {
-                let v = whole("seed", s)?;
-                if v < 0 {
-                    return Err(err(
-                        "seed",
-                        Some(s.span()),
-                        format!("must be zero or more, found {v}"),
-                    ));
-                }
-                v as u64
+                let bad = |m: &str| {
+                    let m = m.strip_prefix("cannot set `seed`: ").unwrap_or(m);
+                    err("seed", Some(s.span()), m.to_string())
+                };
+                let value = knobs::toml_to_json(s.get_ref()).map_err(|m| bad(&m))?;
+                let param = Param::parse("seed").map_err(|m| bad(&m))?;
+                knobs::apply(&base, &Setting { param, value })
+                    .map_err(|f| bad(f.message()))?
+                    .seed
             }
         };
+        // Replication r runs on seed + r: none may pass the largest seed
+        // (`vcsim compare` refuses the same).
+        if seed
+            .checked_add(u64::from(replications).saturating_sub(1))
+            .is_none()
+        {
+            let (key, span) = match (&raw.seed, &raw.replications) {
+                (Some(s), _) => ("seed", s.span()),
+                (None, Some(r)) => ("replications", r.span()),
+                (None, None) => ("scenario", raw.scenario.span()),
+            };
+            let from = if raw.seed.is_some() {
+                "the sweep's `seed`".to_string()
+            } else {
+                format!(
+                    "the seed of `{}`",
+                    vcsim_framework::text::escape_controls(&scenario_rel)
+                )
+            };
+            return Err(err(
+                key,
+                Some(span),
+                format!(
+                    "{from}, {seed}, with {replications} replications: the seeds `seed + r` would pass {} (the largest); use a smaller `seed` or fewer `replications`",
+                    u64::MAX
+                ),
+            ));
+        }
         let metrics: Vec<String> = match &raw.metrics {
             None => vec![
                 "waste".into(),
@@ -782,9 +885,8 @@ impl Sweep {
         // Checked on every core (each scenario is dropped once checked);
         // on one thread if the system will not start more. The first
         // fault in cell order is reported, whatever the threads.
-        let pool = threads::pool(None, ncells).ok();
         let cells = plan
-            .check_all(&axes, pool.as_ref())
+            .check_all(&axes, threads::count(None, ncells))
             .into_iter()
             .collect::<Result<Vec<Cell>, _>>()
             .map_err(|(from, f)| fault(from, f))?;
@@ -1031,8 +1133,8 @@ mod tests {
                     .any(|c| c.as_ref().is_ok_and(|c| c.scenario.is_err())),
                 "case {n} has an invalid cell to find"
             );
-            for pool in [None, threads::pool(Some(2), 4).ok()] {
-                let fast = sweep.plan.check_all(&sweep.def.axes, pool.as_ref());
+            for threads in [1, 2, 3] {
+                let fast = sweep.plan.check_all(&sweep.def.axes, threads);
                 assert_eq!(format!("{fast:?}"), format!("{per_cell:?}"), "case {n}");
             }
         }

@@ -205,6 +205,23 @@ pub fn prepare_outputs(dir: &Path, command: &str, names: &[&str]) -> Result<(), 
     Ok(())
 }
 
+/// Removes `path` if it is a symbolic link, so that the output written
+/// next replaces the link (as a sweep replaces its own old files) and never
+/// goes through it to a file outside the output directory.
+pub fn unlink_if_symlink(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::remove_file(path),
+        _ => Ok(()),
+    }
+}
+
+/// `bytes` written to `path`, replacing a symbolic link there rather than
+/// writing through it (see [`unlink_if_symlink`]).
+pub fn write_output(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
+    unlink_if_symlink(path)?;
+    std::fs::write(path, bytes)
+}
+
 /// Writes `results.csv`, `summary.csv`, `<metric>.svg` for the sweep's
 /// metrics and `manifest.json` into `dir` (created if missing). Returns the
 /// manifest written, with its run counts and the checksum of `results.csv`

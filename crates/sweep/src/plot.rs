@@ -280,6 +280,18 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     pick(&[1.0], every)
 }
 
+/// A tick's label, short enough to sit under its tick beside the next
+/// one (at most about 8 characters): `1e20` and `5e-7`, not 21 digits or
+/// 300 (a log axis of FLOPs spans 1e12 to 1e20); plain digits from 0.001
+/// to 99999.
+pub fn tick_label(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-3..1e5).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// Ticks of a linear axis from `lo` to `hi`: multiples of 1, 2 or 5 times a
 /// power of ten, at most 10 of them.
 pub fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
@@ -747,8 +759,8 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
             .map_err(e)?;
         let fmt_x = |x: &f64| -> String {
             match &numeric {
-                Some(_) if log => format!("{}", round6(10f64.powf(*x))),
-                Some(_) => format!("{}", round6(*x)),
+                Some(_) if log => tick_label(round6(10f64.powf(*x))),
+                Some(_) => tick_label(round6(*x)),
                 None => {
                     let i = x.round();
                     if (x - i).abs() < 1e-6 && i >= 0.0 {
@@ -850,6 +862,18 @@ fn with_titles(svg: &str, title: &str, cut: &[(String, String)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(tick_label(1e20), "1e20");
+        assert_eq!(tick_label(2e13), "2e13");
+        assert_eq!(tick_label(1e-300), "1e-300");
+        assert_eq!(tick_label(5e-7), "5e-7");
+        assert_eq!(tick_label(50000.0), "50000");
+        assert_eq!(tick_label(0.002), "0.002");
+        assert_eq!(tick_label(0.0), "0");
+        assert_eq!(tick_label(-2.5), "-2.5");
+    }
 
     #[test]
     fn log_axes_tick_at_1_2_5() {

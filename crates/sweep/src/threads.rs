@@ -45,18 +45,45 @@ pub fn pool(jobs: Option<usize>, runs: usize) -> Result<rayon::ThreadPool, Strin
         return Err("--jobs must be at least 1".into());
     }
     let n = count(jobs, runs);
+    let refused = |e: &dyn std::fmt::Display| {
+        format!(
+            "cannot start {n} worker thread{}: {e}; try a smaller --jobs, or raise the \
+             system's limit on processes (ulimit -u) or memory",
+            if n == 1 { "" } else { "s" }
+        )
+    };
+    room_for(n).map_err(|_| refused(&"not enough memory"))?;
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .thread_name(|i| format!("vcsim-run-{i}"))
         .stack_size(stack_bytes())
         .build()
-        .map_err(|e| {
-            format!(
-                "cannot start {n} worker thread{}: {e}; try a smaller --jobs, or raise the \
-                 system's limit on processes (ulimit -u) or memory",
-                if n == 1 { "" } else { "s" }
-            )
-        })
+        .map_err(|e| refused(&e))
+}
+
+/// Memory a worker thread takes besides its stack, with room to spare:
+/// rayon's queue for it, its name and handles, each a page or more when
+/// malloc falls back to mapping pages one by one.
+const THREAD_HEAP_BYTES: usize = 256 << 10;
+
+/// Whether `n` threads' bookkeeping fits in the address space the process
+/// may still map. rayon allocates every worker's queue before it starts the
+/// first thread, and a failed allocation aborts the process (it did, exit
+/// 134, under `ulimit -v`, where a thread without its own malloc arena pays
+/// a page per small allocation): the room is asked for here, where a
+/// refusal is an error, and given back before the pool is built. The
+/// stacks are not: a stack that cannot be mapped is an error rayon reports,
+/// and the stack of a thread that has just ended (the pool that checked a
+/// sweep's cells) is still mapped until the next thread starts and reuses it.
+fn room_for(n: usize) -> Result<(), std::collections::TryReserveError> {
+    let mut held: Vec<Vec<u8>> = Vec::new();
+    held.try_reserve_exact(n)?;
+    for _ in 0..n {
+        let mut block: Vec<u8> = Vec::new();
+        block.try_reserve_exact(THREAD_HEAP_BYTES)?;
+        held.push(block);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
