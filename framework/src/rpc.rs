@@ -96,12 +96,17 @@ impl RpcState {
     }
 
     /// The master file was read (`ok`) or could not be. The seed clears the
-    /// failures only "if got any new scheduler urls"; a simulated project's
-    /// list never changes, so a read leaves them and the back-off keeps
-    /// growing instead of restarting at one minute every ten failures.
+    /// RPC failures only "if got any new scheduler urls"; a simulated
+    /// project's list never changes, so a read leaves them and the back-off
+    /// keeps growing instead of restarting at one minute every ten
+    /// failures. The master-file failures are consecutive ones (BOINC's
+    /// client clears them when a read succeeds): kept, three of them left
+    /// the project a day at every later failure, however many replies came
+    /// between (a project up half the time got a third of its share).
     pub fn master_fetched(&mut self, ok: bool) {
         if ok {
             self.master_fetch_pending = false;
+            self.master_fetch_failures = 0;
         } else {
             self.master_fetch_failures += 1;
         }
@@ -205,5 +210,11 @@ mod tests {
         st.backoff(50.0, &mut rng);
         assert_eq!(st.min_rpc_time, 50.0 + MASTER_FETCH_INTERVAL);
         assert!(st.master_fetch_pending);
+        // A read that succeeds ends the run of failed reads: the next
+        // failure backs off by the exponential rule, not a day.
+        st.master_fetched(true);
+        st.succeeded(MASTER_FETCH_INTERVAL + 50.0, 0.0);
+        st.backoff(MASTER_FETCH_INTERVAL + 100.0, &mut rng);
+        assert_eq!(st.min_rpc_time, MASTER_FETCH_INTERVAL + 160.0);
     }
 }

@@ -359,8 +359,18 @@ fn apply_inner(scn: &Scenario, s: &Setting) -> Result<Scenario, Fault> {
             let mut doc = serde_json::to_value(&scn).map_err(|e| v(e.to_string()))?;
             let segs: Vec<&str> = path.split('.').collect();
             set_path(&mut doc, &segs, &s.value, path).map_err(Fault::Param)?;
-            scn =
-                serde_json::from_value(doc).map_err(|e| v(format!("cannot set `{path}`: {e}")))?;
+            scn = serde_json::from_value(doc).map_err(|e| {
+                let leaf = segs.last().copied().unwrap_or_default();
+                if e.to_string()
+                    .starts_with(&format!("unknown field `{leaf}`"))
+                {
+                    Fault::Param(format!(
+                        "unknown parameter `{path}`: the scenario has no key `{leaf}` there"
+                    ))
+                } else {
+                    v(format!("cannot set `{path}`: {e}"))
+                }
+            })?;
         }
     }
     Ok(scn)
@@ -403,6 +413,13 @@ fn set_path(
             }
         }
         serde_json::Value::Object(map) => {
+            // A value the scenario leaves out (`gpu_active_fraction`, whose
+            // default follows another key) is added; the scenario's reader,
+            // which refuses unknown keys, then says whether it is one.
+            if rest.is_empty() && !map.contains_key(*seg) {
+                map.insert(seg.to_string(), value.clone());
+                return Ok(());
+            }
             let it = map.get_mut(*seg).ok_or_else(|| {
                 format!("unknown parameter `{whole}`: the scenario has no key `{seg}` there")
             })?;
@@ -591,6 +608,28 @@ mod tests {
         assert_eq!(s.projects[0].apps[0].flops_estimate, 1.3e13 / 4.0);
         let s = apply(&base(), &set("flops_stddev_factor", 0.5.into())).unwrap();
         assert_eq!(s.projects[0].apps[0].flops_stddev, 0.65e13);
+    }
+
+    /// A key the scenario leaves out, whose default follows another key,
+    /// is set as the others are; a key no scenario has is still unknown.
+    #[test]
+    fn a_key_left_out_of_the_scenario_can_be_set() {
+        let s = apply(
+            &base(),
+            &set("host.availability.gpu_active_fraction", 0.5.into()),
+        )
+        .unwrap();
+        assert_eq!(s.host.availability.gpu_active_fraction, Some(0.5));
+        let e = apply(&base(), &set("host.availability.gpu_fraction", 0.5.into())).unwrap_err();
+        assert_eq!(
+            e,
+            Fault::Param(
+                "unknown parameter `host.availability.gpu_fraction`: the scenario has no key `gpu_fraction` there".into()
+            )
+        );
+        let m = apply(&base(), &set("mix", 2.into())).unwrap();
+        let e = apply(&m, &set("project.*.nosuch", 1.into())).unwrap_err();
+        assert!(matches!(e, Fault::Param(_)), "{e:?}");
     }
 
     #[test]
