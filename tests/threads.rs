@@ -87,15 +87,7 @@ fn threads_that_cannot_start_are_an_error_not_a_panic() {
     );
     refused(&out, "compare without --jobs");
 
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("threads-sweep");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::fs::copy(
-        root.join("scenarios/paper-base.toml"),
-        dir.join("base.toml"),
-    )
-    .unwrap();
+    let dir = common::dir_with_base("threads-sweep");
     std::fs::write(
         dir.join("sweep.toml"),
         "name = \"t\"\nscenario = \"base.toml\"\npolicies = [\"CS2_WF2_WS2_JC2\"]\n\
@@ -149,15 +141,7 @@ fn a_sweep_short_of_memory_for_its_threads_is_refused_not_aborted() {
     // "cannot start" (2). Limits from 20 to 420 MB: `--jobs 1024` is
     // refused with exit status 2, or, where the process cannot even read
     // the sweep (an abort no thread causes), `--jobs 1` aborts there too.
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("threads-sweep-ulimit");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::fs::copy(
-        root.join("scenarios/paper-base.toml"),
-        dir.join("base.toml"),
-    )
-    .unwrap();
+    let dir = common::dir_with_base("threads-sweep-ulimit");
     std::fs::write(
         dir.join("th.toml"),
         "name = \"th\"\nscenario = \"base.toml\"\npolicies = [\"CS2\", \"CS1\"]\n\
