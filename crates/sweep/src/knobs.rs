@@ -383,6 +383,12 @@ fn set_path(
     whole: &str,
 ) -> Result<(), String> {
     let Some((seg, rest)) = segs.split_first() else {
+        if (node.is_object() || node.is_array()) && value.is_object() {
+            // `[set.host] ncpus = 2`: TOML's tables for a dotted path.
+            return Err(format!(
+                "`{whole}` is a table, not a value: name each parameter by its dotted path, in quotes (`\"{whole}.KEY\" = ...`)"
+            ));
+        }
         if node.is_object() || node.is_array() {
             return Err(format!("`{whole}` is a table, not a value"));
         }
@@ -608,6 +614,16 @@ mod tests {
         assert_eq!(s.projects[0].apps[0].flops_estimate, 1.3e13 / 4.0);
         let s = apply(&base(), &set("flops_stddev_factor", 0.5.into())).unwrap();
         assert_eq!(s.projects[0].apps[0].flops_stddev, 0.65e13);
+    }
+
+    /// `[set.host] ncpus = 2` is told how to name the parameter.
+    #[test]
+    fn a_table_of_values_is_told_to_use_a_dotted_path() {
+        let e = apply(&base(), &set("host", serde_json::json!({"ncpus": 2}))).unwrap_err();
+        assert!(
+            e.message().contains("in quotes (`\"host.KEY\" = ...`)"),
+            "{e:?}"
+        );
     }
 
     /// A key the scenario leaves out, whose default follows another key,
