@@ -151,3 +151,45 @@ fn the_rec_half_life_is_a_scenario_key() {
     assert_ne!(a["metrics"], b["metrics"]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A resource backed off for a project still rides along in its request,
+/// as in BOINC ("request even if backed off"), but with no fetchable share
+/// of it: it asks for the idle instances only. B's GPU jobs are refused by
+/// its server (a latency bound too short for them), so B's GPU backs off;
+/// A's job holds the one GPU. B asked for 1 instance of it ("1 idle
+/// instances"), its share among the projects not backed off.
+#[test]
+fn a_backed_off_gpu_rides_along_for_the_idle_instances_only() {
+    // B's GPU app is the second `gpu` app of the file.
+    let text = std::fs::read_to_string(root().join("scenarios/gpu-fractional-cpu.toml")).unwrap();
+    let app = "name = \"gpu\"\n";
+    let at = text.rfind(app).unwrap() + app.len();
+    let text = format!("{}latency_bound_days = 0.02\n{}", &text[..at], &text[at..]);
+    let dir = common::temp_dir("backed-off-ride-along");
+    let path = dir.join("s.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = vcsim(&[
+        "explain",
+        path.to_str().unwrap(),
+        "--policy",
+        "CS3_WF3_WS3_JC3",
+        "--set",
+        "duration_days=3",
+        "--from",
+        "0",
+        "--to",
+        "259200",
+    ])
+    .stdout();
+    assert!(out.contains("B: nvidia backed off until"), "{out}");
+    let to_b: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("fetch    RPC to B") && l.contains("nvidia"))
+        .collect();
+    assert!(
+        to_b.iter()
+            .any(|l| l.contains("nvidia: ") && l.contains(" and 0 instances")),
+        "{to_b:?}"
+    );
+    assert!(!to_b.iter().any(|l| l.contains("(1 instance)")), "{to_b:?}");
+}

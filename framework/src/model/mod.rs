@@ -33,6 +33,9 @@ pub struct ClientState {
     pub gpu_allowed: bool,
     /// Observed fraction of time the host was available (the v4 `active_frac`).
     pub observed_on_fraction: f64,
+    /// Observed fraction of time GPU computing was allowed (BOINC's
+    /// `overall_gpu_frac`, by which today's client scales GPU jobs).
+    pub observed_gpu_fraction: f64,
     pub(crate) usage_mark: Time,
     /// Seconds in which computing was allowed, up to `usage_mark`.
     pub(crate) available_seconds: f64,
@@ -160,6 +163,7 @@ impl ClientState {
             cpu_allowed: true,
             gpu_allowed: true,
             observed_on_fraction: 1.0,
+            observed_gpu_fraction: 1.0,
             usage_mark: 0.0,
             available_seconds: 0.0,
             last_schedule: f64::NEG_INFINITY,

@@ -269,6 +269,16 @@ impl<'a> View<'a> {
             1.0
         }
     }
+    /// [`View::on_fraction`] for the jobs of resource `r`: on a GPU, the
+    /// fraction of time GPU computing was allowed, by which today's BOINC
+    /// client scales GPU jobs (`overall_gpu_frac`; the CPU's for the CPU).
+    pub fn on_fraction_of(&self, r: Rsc) -> f64 {
+        if r == crate::model::CPU || !self.st.prefs.learn_availability {
+            self.on_fraction()
+        } else {
+            self.st.observed_gpu_fraction.clamp(0.01, 1.0)
+        }
+    }
     /// Instances of `r` that no running job holds.
     pub fn idle_instances(&self, r: Rsc) -> f64 {
         let used: f64 = self

@@ -9,6 +9,8 @@ use crate::model::{ClientState, Job};
 pub(super) struct Accounts {
     /// Seconds in which computing was allowed.
     pub available_seconds: f64,
+    /// Seconds in which GPU computing was allowed.
+    pub gpu_available_seconds: f64,
     pub avail_flops: Vec<f64>,
     pub idle_flops: Vec<f64>,
     pub used_flops: Vec<f64>,
@@ -23,6 +25,7 @@ impl Accounts {
     pub fn new(nrsc: usize) -> Accounts {
         Accounts {
             available_seconds: 0.0,
+            gpu_available_seconds: 0.0,
             avail_flops: vec![0.0; nrsc],
             idle_flops: vec![0.0; nrsc],
             used_flops: vec![0.0; nrsc],
@@ -45,6 +48,10 @@ impl Accounts {
     ) {
         if allowed(crate::model::CPU) {
             self.available_seconds += span;
+        }
+        // (Every GPU kind is allowed at once: the first stands for all.)
+        if busy.len() > 1 && allowed(1) {
+            self.gpu_available_seconds += span;
         }
         for (r, busy) in busy.iter().enumerate() {
             if !allowed(r) {

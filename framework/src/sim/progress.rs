@@ -263,6 +263,7 @@ impl Simulation {
         self.st.gpu_allowed = on && active && gpu;
         if t > 0.0 {
             self.st.observed_on_fraction = self.acc.available_seconds / t;
+            self.st.observed_gpu_fraction = self.acc.gpu_available_seconds / t;
         }
         if let Some(tl) = &mut self.timeline {
             if was_on && !on {

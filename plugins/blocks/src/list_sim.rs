@@ -150,6 +150,8 @@ pub struct ListSim {
     cursor: Vec<usize>,
     picked: Vec<usize>,
     app_at: Vec<usize>,
+    /// Per resource: the speed its jobs run at (its expected availability).
+    speed: Vec<f64>,
     projects: Vec<usize>,
     app_count: Vec<u32>,
     proj_count: Vec<u32>,
@@ -212,7 +214,12 @@ impl ListSim {
         let now = v.now();
         let min = buf_min(v);
         let buf_end = now + buf_total(v);
-        let frac = v.on_fraction();
+        // Each resource's jobs run at its expected availability: the CPU's,
+        // or the fraction of time GPU computing is allowed (BOINC's
+        // `overall_cpu_frac` and `overall_gpu_frac`).
+        let mut speed = std::mem::take(&mut self.speed);
+        speed.clear();
+        speed.extend((0..nr).map(|r| v.on_fraction_of(r)));
         self.nr = nr;
         let pr_size = np * nr;
         for x in [
@@ -304,7 +311,7 @@ impl ListSim {
             if r != CPU {
                 self.nused_total[p * nr + r] += j.instances(r);
             }
-            self.queue_est[p * nr + r] += left / frac;
+            self.queue_est[p * nr + r] += left / speed[r];
             self.pending[p * nr + r].push(Pending {
                 index: k,
                 left,
@@ -354,10 +361,10 @@ impl ListSim {
             if self.active.is_empty() {
                 break;
             }
-            // Every job runs at the same speed (`frac`).
+            // Each job runs at its resource's speed (`q % nr` is its resource).
             let (mut best, mut dt) = (0, f64::INFINITY);
             for (i, &left) in self.left.iter().enumerate() {
-                let d = left / frac;
+                let d = left / speed[self.active[i].0 % nr];
                 if d < dt {
                     (best, dt) = (i, d);
                 }
@@ -375,11 +382,10 @@ impl ListSim {
             let k = self.pending[q][n].index;
             let j = &jobs[k];
             if t + dt > j.deadline - min {
-                self.miss(v, j, k)?;
+                self.miss(v, j, k, speed[j.rsc()])?;
             }
-            let ran = frac * dt;
-            for left in &mut self.left {
-                *left = (*left - ran).max(0.0);
+            for (left, &(q, _)) in self.left.iter_mut().zip(&self.active) {
+                *left = (*left - speed[q % nr] * dt).max(0.0);
             }
             if !incremental {
                 // The next pick starts over from the jobs' lists.
@@ -392,6 +398,7 @@ impl ListSim {
             }
             if stop.is_some_and(|min| self.saturated_time.iter().all(|&s| s >= min)) {
                 self.app_at = app_at;
+                self.speed = speed;
                 return Ok(true);
             }
             let overlap = (t + dt).min(buf_end) - t;
@@ -421,6 +428,7 @@ impl ListSim {
             self.busy_time[r] = self.busy[r].time();
         }
         self.app_at = app_at;
+        self.speed = speed;
         Ok(false)
     }
 
@@ -437,10 +445,10 @@ impl ListSim {
 
     /// BOINC's `handle_missed_deadline`: the job's remaining time keeps
     /// its instances busy.
-    fn miss(&mut self, v: &View, j: &Job, k: usize) -> PolicyResult<()> {
+    fn miss(&mut self, v: &View, j: &Job, k: usize, speed: f64) -> PolicyResult<()> {
         self.misses[k] = true;
         self.deadlines_missed[j.project * self.nr + j.rsc()] += 1;
-        let dur = v.remaining_seconds(j)? / v.on_fraction();
+        let dur = v.remaining_seconds(j)? / speed;
         self.busy[CPU].add(dur, j.cpus);
         if let Some((g, n)) = j.gpu {
             self.busy[g].add(dur, n);

@@ -150,7 +150,13 @@ impl Wf3 {
                 .map(|p| v.project(p).resource_share)
                 .sum();
             for p in 0..np {
-                let s = if total > 0.0 {
+                // A project that may not be asked for `r` (backed off for
+                // it, say) has no fetchable share of it (BOINC's
+                // `compute_shares` leaves it 0): riding along in another
+                // request, it asks for the idle instances only.
+                let s = if !ok(p) {
+                    0.0
+                } else if total > 0.0 {
                     v.project(p).resource_share / total
                 } else {
                     1.0
@@ -566,7 +572,7 @@ impl WorkFetcher for Wf3 {
         for (r, x) in req.rsc.iter().enumerate() {
             if x.req_seconds > 0.0 || x.req_ninstances > 0.0 {
                 parts.push(format!(
-                    "{}: {} and {} idle instances, estimated delay {}",
+                    "{}: {} and {} instances, estimated delay {}",
                     rname(r),
                     short_duration(x.req_seconds),
                     short_number(x.req_ninstances),

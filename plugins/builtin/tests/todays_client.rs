@@ -203,3 +203,42 @@ fn a_job_that_overruns_its_estimate_switches_to_the_dynamic_estimate() {
     assert!((at(1800.0) - 2700.0).abs() < 1e-6);
     assert!((at(5400.0) - 1800.0).abs() < 1e-6);
 }
+
+/// Today's client scales a GPU job by the fraction of time GPU computing is
+/// allowed (`overall_gpu_frac`), a CPU job by the CPU's: with GPU
+/// computing allowed half the time, a GPU job of an hour keeps the GPU
+/// saturated for two, and the CPU's job of an hour for one. (Both were
+/// scaled by the CPU's fraction: the GPU queue looked half as long.)
+#[test]
+fn a_gpu_job_runs_at_the_learned_gpu_fraction_in_the_simulation() {
+    let text = "name = \"g\"\nduration_days = 10\n\
+                [host]\nncpus = 1\ncpu_flops = 1e9\n\
+                [[host.gpu]]\nkind = \"nvidia\"\ncount = 1\nflops = 1e9\n\
+                [client]\nlearn_availability = true\n\
+                [[project]]\nname = \"A\"\nresource_share = 100\nlatency_bound_days = 5\n\
+                [[project.app]]\nname = \"c\"\nflops_estimate = 3.6e12\nflops_mean = 3.6e12\n\
+                [[project.app]]\nname = \"g\"\ncpus = 0\ngpu = { kind = \"nvidia\", count = 1 }\n\
+                flops_estimate = 3.6e12\nflops_mean = 3.6e12\n";
+    let mut st = state(text);
+    st.observed_gpu_fraction = 0.5;
+    let mut cpu_job = JobSpec::queued(0, 3.6e12, 86400.0 * 5.0);
+    cpu_job.app = 0;
+    let mut gpu_job = JobSpec::queued(0, 3.6e12, 86400.0 * 5.0);
+    gpu_job.app = 1;
+    add_job(&mut st, cpu_job);
+    add_job(&mut st, gpu_job);
+    let v = View::new(&st, &JC3, 0.0);
+    assert_eq!((v.on_fraction_of(CPU), v.on_fraction_of(1)), (1.0, 0.5));
+    let mut sim = ListSim::default();
+    sim.simulate(&v, ProjectOrder::AsBuilt).unwrap();
+    assert!(
+        (sim.saturated_time[CPU] - 3600.0).abs() < 1e-6,
+        "{:?}",
+        sim.saturated_time
+    );
+    assert!(
+        (sim.saturated_time[1] - 7200.0).abs() < 1e-6,
+        "{:?}",
+        sim.saturated_time
+    );
+}

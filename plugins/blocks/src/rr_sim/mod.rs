@@ -321,7 +321,7 @@ pub fn finish_bounds(
     mut each: impl FnMut(usize, f64) -> bool,
 ) -> bool {
     let n = instances(v, rsc);
-    let ocf = v.on_fraction();
+    let ocf = v.on_fraction_of(rsc);
     if !(n > 0.0 && ocf > 0.0 && bounded(v, rsc, scratch)) {
         return false;
     }
@@ -441,7 +441,7 @@ fn run(v: &View, rsc: Rsc, buffer: f64, remaining: &[f64], rates: Rates, out: &m
     let now = v.now();
     let n = instances(v, rsc);
     let np = v.projects().len();
-    let ocf = v.on_fraction();
+    let ocf = v.on_fraction_of(rsc);
     let trs: f64 = v.projects().iter().map(|p| p.resource_share).sum();
     let bmin = v.prefs().work_buf_min;
     let period = v.prefs().sched_period;

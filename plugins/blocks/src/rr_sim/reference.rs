@@ -34,7 +34,7 @@ pub(super) fn run(
     let now = v.now();
     let n = instances(v, rsc);
     let np = v.projects().len();
-    let ocf = v.on_fraction();
+    let ocf = v.on_fraction_of(rsc);
     let trs: f64 = v.projects().iter().map(|p| p.resource_share).sum();
     let bmin = v.prefs().work_buf_min;
     let period = v.prefs().sched_period;
