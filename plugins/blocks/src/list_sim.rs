@@ -220,6 +220,8 @@ impl ListSim {
         let mut speed = std::mem::take(&mut self.speed);
         speed.clear();
         speed.extend((0..nr).map(|r| v.on_fraction_of(r)));
+        // (Most hosts run every job at one speed: no lookup per job then.)
+        let one_speed = speed.iter().all(|&s| s == speed[0]).then_some(speed[0]);
         self.nr = nr;
         let pr_size = np * nr;
         for x in [
@@ -364,7 +366,7 @@ impl ListSim {
             // Each job runs at its resource's speed (`q % nr` is its resource).
             let (mut best, mut dt) = (0, f64::INFINITY);
             for (i, &left) in self.left.iter().enumerate() {
-                let d = left / speed[self.active[i].0 % nr];
+                let d = left / one_speed.unwrap_or_else(|| speed[self.active[i].0 % nr]);
                 if d < dt {
                     (best, dt) = (i, d);
                 }
@@ -384,8 +386,15 @@ impl ListSim {
             if t + dt > j.deadline - min {
                 self.miss(v, j, k, speed[j.rsc()])?;
             }
-            for (left, &(q, _)) in self.left.iter_mut().zip(&self.active) {
-                *left = (*left - speed[q % nr] * dt).max(0.0);
+            if let Some(s) = one_speed {
+                let ran = s * dt;
+                for left in &mut self.left {
+                    *left = (*left - ran).max(0.0);
+                }
+            } else {
+                for (left, &(q, _)) in self.left.iter_mut().zip(&self.active) {
+                    *left = (*left - speed[q % nr] * dt).max(0.0);
+                }
             }
             if !incremental {
                 // The next pick starts over from the jobs' lists.

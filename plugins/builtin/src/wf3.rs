@@ -145,23 +145,30 @@ impl Wf3 {
             let ok = |p: usize| {
                 Self::project_reason(v, sim, p).is_none() && self.rsc_reason(v, sim, p, r).is_none()
             };
-            let total: f64 = (0..np)
-                .filter(|&p| ok(p))
-                .map(|p| v.project(p).resource_share)
-                .sum();
+            // A project that may not be asked for `r` (backed off for it,
+            // say) has no fetchable share of it (BOINC's `compute_shares`
+            // leaves it 0): riding along in another request, it asks for
+            // the idle instances only. First each one's share if it may be
+            // asked (0 if not), then divided by their sum.
+            let from = w.fetchable_share.len();
+            let mut total = 0.0;
             for p in 0..np {
-                // A project that may not be asked for `r` (backed off for
-                // it, say) has no fetchable share of it (BOINC's
-                // `compute_shares` leaves it 0): riding along in another
-                // request, it asks for the idle instances only.
-                let s = if !ok(p) {
+                let s = if ok(p) {
+                    v.project(p).resource_share
+                } else {
+                    0.0
+                };
+                total += s;
+                w.fetchable_share.push(s);
+            }
+            for s in &mut w.fetchable_share[from..] {
+                *s = if *s == 0.0 {
                     0.0
                 } else if total > 0.0 {
-                    v.project(p).resource_share / total
+                    *s / total
                 } else {
                     1.0
                 };
-                w.fetchable_share.push(s);
             }
         }
         w.prio.init(v, |p| v.contactable(p));
