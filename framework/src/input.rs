@@ -79,20 +79,29 @@ fn note(path: &Path, meta: &std::fs::Metadata) {
 /// says the bound; callers prefix the path).
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     let pipes = || PIPES.lock().unwrap_or_else(|e| e.into_inner());
+    let empty_pipe = || {
+        io::Error::other(format!(
+            "an empty pipe that no program writes to (vcsim reads a pipe once, and waits {PIPE_WRITER_WAIT_SECONDS} s at most for a writer)"
+        ))
+    };
+    // A pipe is read once: its bytes, or its having none, are kept (a file
+    // sniffed before it is loaded waited for a writer twice, 4 s).
     if let Some((_, bytes)) = pipes().iter().find(|(p, _)| p == path) {
-        return Ok(bytes.clone());
+        return if bytes.is_empty() {
+            Err(empty_pipe())
+        } else {
+            Ok(bytes.clone())
+        };
     }
     let (file, pipe) = open(path)?;
     note(path, &file.metadata()?);
     let mut bytes = Vec::new();
     file.take(max + 1).read_to_end(&mut bytes)?;
-    if pipe && !bytes.is_empty() && bytes.len() as u64 <= max {
+    if pipe && bytes.len() as u64 <= max {
         pipes().push((path.to_path_buf(), bytes.clone()));
     }
     if pipe && bytes.is_empty() {
-        return Err(io::Error::other(format!(
-            "an empty pipe that no program writes to (vcsim reads a pipe once, and waits {PIPE_WRITER_WAIT_SECONDS} s at most for a writer)"
-        )));
+        return Err(empty_pipe());
     }
     if bytes.len() as u64 > max {
         return Err(io::Error::other(format!(

@@ -28,6 +28,13 @@ fn a_pipe_no_program_writes_to_is_refused_at_once() {
         e.to_string(),
         "an empty pipe that no program writes to (vcsim reads a pipe once, and waits 2 s at most for a writer)"
     );
+    // Read once: a second read (a file is sniffed, then loaded) gives the
+    // same answer without waiting for a writer again (`check` and `run`
+    // waited 4 s).
+    let again = std::time::Instant::now();
+    let e2 = read_bounded(&fifo, 1 << 20).unwrap_err();
+    assert_eq!(e2.to_string(), e.to_string());
+    assert!(again.elapsed() < std::time::Duration::from_secs(1));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
