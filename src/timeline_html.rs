@@ -62,6 +62,8 @@ struct Page<'a> {
     /// [time, project, reached (0/1), jobs]
     rpcs: Rpcs<'a>,
     off: &'a [(f64, f64)],
+    /// [start, end, GPU only]: computing (or GPU computing) not allowed.
+    blocked: &'a [(f64, f64, bool)],
     end: f64,
     metrics: &'a vcsim_framework::Metrics,
     /// What an explained run adds: the reasons the hovers show, and the
@@ -468,6 +470,7 @@ struct Extent {
     segs: usize,
     rpcs: usize,
     off: usize,
+    blocked: usize,
     at: Option<f64>,
 }
 
@@ -476,6 +479,7 @@ struct Extent {
 /// the first time at which they would pass it.
 fn lay_out(tl: &Timeline, max: usize) -> (Vec<String>, Extent, usize) {
     let (segs, rpcs, off) = (&tl.segments, &tl.rpcs, &tl.host_off);
+    let blocked = &tl.not_allowed;
     // Pieces per stretch, in case the page is cut.
     let mut count = vec![0u32; segs.len()];
     let mut pieces = 0;
@@ -483,23 +487,26 @@ fn lay_out(tl: &Timeline, max: usize) -> (Vec<String>, Extent, usize) {
         count[p.seg as usize] = count[p.seg as usize].saturating_add(1);
         pieces += 1;
     });
-    if pieces + rpcs.len() + off.len() <= max {
+    if pieces + rpcs.len() + off.len() + blocked.len() <= max {
         let all = Extent {
             segs: segs.len(),
             rpcs: rpcs.len(),
             off: off.len(),
+            blocked: blocked.len(),
             at: None,
         };
         return (names, all, pieces);
     }
     // Items in time order (each list is), a time's items all or none.
     let (mut i, mut j, mut k, mut total, mut pieces) = (0, 0, 0, 0usize, 0usize);
+    let mut b = 0;
     let mut at = 0.0;
     loop {
         let next = [
             segs.get(i).map(|s| s.start),
             rpcs.get(j).map(|x| x.time),
             off.get(k).map(|o| o.0),
+            blocked.get(b).map(|o| o.0),
         ];
         let Some(t) = next.into_iter().flatten().min_by(f64::total_cmp) else {
             break;
@@ -518,16 +525,22 @@ fn lay_out(tl: &Timeline, max: usize) -> (Vec<String>, Extent, usize) {
             add += 1;
             k2 += 1;
         }
+        let mut b2 = b;
+        while b2 < blocked.len() && blocked[b2].0 <= t {
+            add += 1;
+            b2 += 1;
+        }
         if total + add > max {
             at = t;
             break;
         }
-        (i, j, k, total, pieces) = (i2, j2, k2, total + add, pieces + p);
+        (i, j, k, b, total, pieces) = (i2, j2, k2, b2, total + add, pieces + p);
     }
     let cut = Extent {
         segs: i,
         rpcs: j,
         off: k,
+        blocked: b,
         at: Some(at),
     };
     (pack(tl, i, |_| {}), cut, pieces)
@@ -930,6 +943,7 @@ fn write_page(
         &tl.rpcs[..x.rpcs],
         &tl.host_off[..x.off],
     );
+    let blocked = &tl.not_allowed[..x.blocked];
     let mut end: f64 = 0.0;
     for s in segments {
         end = end.max(s.end);
@@ -938,6 +952,9 @@ fn write_page(
         end = end.max(x.time);
     }
     for &(_, e) in off {
+        end = end.max(e);
+    }
+    for &(_, e, _) in blocked {
         end = end.max(e);
     }
     let end = end.max(1.0);
@@ -968,6 +985,7 @@ fn write_page(
         stretches: Stretches(segments),
         rpcs: Rpcs(rpcs),
         off,
+        blocked,
         end,
         metrics: &r.metrics,
         why,
@@ -1149,7 +1167,7 @@ canvas.plotcv { margin-top: 10px; }
   <span id="legend"></span>
 </div>
 <div id="wrap"><div id="labels"></div><div id="plot"><canvas id="cv"></canvas><div id="tip"></div></div></div>
-<p style="color:#666">Wheel: zoom · drag: pan · hover: details. A lane is one CPU or GPU; a job covers as many lanes as it computes on (a 4-CPU job four lanes, a 0.5-GPU job half a lane), and a GPU job's share of the CPUs is drawn paler on the CPU lanes. Dark top edge: the job ran in EDF (deadline) mode; red bottom edge and hatching: the job was reported late. Grey: host unavailable. RPC ticks: filled when the project answered, hollow when it was down. Zoomed out, a pixel column shows the project that used most of it, paler when the lane was partly idle.<span id="whyhelp"></span></p>
+<p style="color:#666">Wheel: zoom · drag: pan · hover: details. A lane is one CPU or GPU; a job covers as many lanes as it computes on (a 4-CPU job four lanes, a 0.5-GPU job half a lane), and a GPU job's share of the CPUs is drawn paler on the CPU lanes. Dark top edge: the job ran in EDF (deadline) mode; red bottom edge and hatching: the job was reported late. Top track: host unavailable (dark grey, shading the lanes), computing not allowed while it is on (mid grey, shading the lanes: BOINC's <code>active_frac</code>), GPU computing not allowed (light grey: <code>gpu_active_frac</code>). RPC ticks: filled when the project answered, hollow when it was down. Zoomed out, a pixel column shows the project that used most of it, paler when the lane was partly idle.<span id="whyhelp"></span></p>
 <pre id="selftest" hidden></pre>
 <script id="data" type="application/json">{{DATA}}</script>
 <script>
@@ -1195,7 +1213,7 @@ canvas.plotcv { margin-top: 10px; }
     const d = document.createElement("div"); d.textContent = text; d.style.height = h + "px"; if (cls) d.className = cls;
     labels.appendChild(d);
   }
-  addLabel("", AXIS_H); addLabel("host off", OFF_H + GAP); addLabel("RPCs", RPC_H + GAP);
+  addLabel("", AXIS_H); addLabel("host", OFF_H + GAP); addLabel("RPCs", RPC_H + GAP);
   D.lanes.forEach((n) => addLabel(n, LANE_H, "lane-label"));
 
   // An explained run: the records behind stretches and RPCs, and the
@@ -1260,6 +1278,14 @@ canvas.plotcv { margin-top: 10px; }
       const x0 = X(a), w = Math.max(1, X(b) - x0);
       ctx.fillStyle = "#999"; ctx.fillRect(x0, AXIS_H, w, OFF_H);
       ctx.fillStyle = "rgba(0,0,0,0.06)"; ctx.fillRect(x0, lanesTop, w, NL * LANE_H);
+    }
+    // Computing not allowed (mid grey, the lanes shaded too), or only GPU
+    // computing (light grey): why lanes are empty while the host is on.
+    for (const [a, b, gpuOnly] of D.blocked) {
+      if (b < t0 || a > t1) continue;
+      const x0 = X(a), w = Math.max(1, X(b) - x0);
+      ctx.fillStyle = gpuOnly ? "#ddd" : "#bbb"; ctx.fillRect(x0, AXIS_H, w, OFF_H);
+      if (!gpuOnly) { ctx.fillStyle = "rgba(0,0,0,0.04)"; ctx.fillRect(x0, lanesTop, w, NL * LANE_H); }
     }
     // RPCs.
     const ry = AXIS_H + OFF_H + GAP;

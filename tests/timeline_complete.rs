@@ -769,3 +769,63 @@ fn two_rpcs_to_a_project_in_one_step_each_show_their_own_records() {
     );
     assert!(twice > 0, "the run has two RPCs to a project in one step");
 }
+
+/// The top track says why lanes are empty while the host is on: computing
+/// not allowed (`active_fraction`), or GPU computing not allowed
+/// (`gpu_active_fraction`). No CPU job computes in a period of the first
+/// kind, no GPU job in either, and over a long run they take their
+/// documented shares of the time.
+#[test]
+fn the_page_shows_when_computing_and_gpu_computing_are_not_allowed() {
+    let dir = temp_dir("timeline-not-allowed");
+    let (rows, _, d) = run_all(
+        &dir,
+        &root().join("scenarios/gpu-fractional-cpu.toml"),
+        &[
+            "--set",
+            "host.availability.fraction=0.9",
+            "--set",
+            "host.availability.active_fraction=0.6",
+            "--set",
+            "host.availability.gpu_active_fraction=0.3",
+            "--set",
+            "duration_days=30",
+        ],
+    );
+    let blocked: Vec<(f64, f64, bool)> = d["blocked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b[0].as_f64().unwrap(),
+                b[1].as_f64().unwrap(),
+                b[2].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let run = 30.0 * 86400.0;
+    let share = |gpu_only: bool| {
+        blocked
+            .iter()
+            .filter(|b| b.2 == gpu_only)
+            .map(|b| b.1 - b.0)
+            .sum::<f64>()
+            / run
+    };
+    // On 0.9; of that, computing not allowed 0.4, and GPU computing not
+    // allowed while computing is 1 - 0.3 / 0.6 = 0.5 of 0.6.
+    let (cpu, gpu) = (share(false), share(true));
+    assert!((cpu - 0.9 * 0.4).abs() < 0.05, "{cpu}");
+    assert!((gpu - 0.9 * 0.6 * 0.5).abs() < 0.05, "{gpu}");
+    for r in &rows {
+        for b in &blocked {
+            let overlap = r.end.min(b.1) - r.start.max(b.0);
+            let excluded = !b.2 || r.resource != "cpu";
+            assert!(
+                !(excluded && overlap > 1e-6),
+                "{r:?} computes in a period where it may not: {b:?}"
+            );
+        }
+    }
+}

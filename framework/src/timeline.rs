@@ -56,6 +56,13 @@ pub struct Timeline {
     pub rpcs: Vec<TimelineRpc>,
     /// Periods when the host was unavailable.
     pub host_off: Vec<(Time, Time)>,
+    /// Periods when the host was on but computing was not allowed
+    /// (`false`: BOINC's `active_frac`), or computing was but GPU computing
+    /// was not (`true`: `gpu_active_frac`), in order of their starts.
+    pub not_allowed: Vec<(Time, Time, bool)>,
+    /// Whether a period of each kind (computing, GPU computing) is open.
+    #[serde(skip)]
+    blocked: [bool; 2],
     pub project_names: Vec<String>,
     pub rsc_names: Vec<String>,
     /// Instances per resource (lanes).
@@ -72,6 +79,28 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// Computing is not allowed (`cpu`) or GPU computing is not (`gpu`)
+    /// from `t`, while the host is on: opens and closes the periods.
+    pub fn allowed_at(&mut self, t: Time, cpu: bool, gpu: bool) {
+        for (i, now) in [cpu, gpu].into_iter().enumerate() {
+            if now == self.blocked[i] {
+                continue;
+            }
+            let gpu_only = i == 1;
+            if now {
+                self.not_allowed.push((t, f64::INFINITY, gpu_only));
+            } else if let Some(open) = self
+                .not_allowed
+                .iter_mut()
+                .rev()
+                .find(|x| x.2 == gpu_only && x.1.is_infinite())
+            {
+                open.1 = t;
+            }
+            self.blocked[i] = now;
+        }
+    }
+
     /// Drops the stretches that started and ended at `tail_time` (a job
     /// whose share changed twice in one step: on a big host with GPU jobs
     /// that over-commit the CPUs, about half of them), keeping the others

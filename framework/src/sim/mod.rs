@@ -258,6 +258,11 @@ impl Simulation {
             scenario_warnings: scn.warnings(),
             opts,
         };
+        // (GPU computing may be never allowed: a process that never flips.)
+        if let Some(tl) = &mut sim.timeline {
+            let gpus = nrsc > 1;
+            tl.allowed_at(0.0, on && !active, gpus && on && active && !gpu);
+        }
         let enforces = {
             let v = live_view!(sim);
             sim.pol.disk.enforces(&v)

@@ -265,6 +265,7 @@ impl Simulation {
             self.st.observed_on_fraction = self.acc.available_seconds / t;
             self.st.observed_gpu_fraction = self.acc.gpu_available_seconds / t;
         }
+        let gpus = self.st.host.nrsc() > 1;
         if let Some(tl) = &mut self.timeline {
             if was_on && !on {
                 tl.host_off.push((t, f64::INFINITY));
@@ -273,6 +274,7 @@ impl Simulation {
                     last.1 = t;
                 }
             }
+            tl.allowed_at(t, on && !active, gpus && on && active && !gpu);
         }
         self.update_rates();
         // The work's rate changes here too, not only at a schedule: the

@@ -23,6 +23,7 @@ impl Simulation {
                     last.1 = t;
                 }
             }
+            tl.allowed_at(t, false, false);
             tl.finish(&self.st);
         }
     }
