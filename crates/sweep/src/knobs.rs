@@ -208,6 +208,16 @@ impl Setting {
                 value: serde_json::Value::String(v.to_string()),
             });
         }
+        if k == "seed"
+            && !v.is_empty()
+            && v.bytes().all(|b| b.is_ascii_digit())
+            && v.parse::<u64>().is_err()
+        {
+            return Err(format!(
+                "`{k}`: {v} is out of range: a seed is a whole number from 0 to {}",
+                u64::MAX
+            ));
+        }
         // Digits that TOML cannot hold are a number out of range, not text.
         let digits = v.strip_prefix(['+', '-']).unwrap_or(v);
         if !digits.is_empty()
@@ -542,8 +552,11 @@ mod tests {
 
     #[test]
     fn digits_beyond_a_whole_number_are_out_of_range_not_text() {
+        assert_eq!(
+            Setting::parse_assignment("seed=18446744073709551616").unwrap_err(),
+            "`seed`: 18446744073709551616 is out of range: a seed is a whole number from 0 to 18446744073709551615"
+        );
         for a in [
-            "seed=18446744073709551616",
             "mix=-99999999999999999999",
             "host.ncpus=1_000_000_000_000_000_000_000",
         ] {

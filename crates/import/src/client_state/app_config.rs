@@ -176,10 +176,11 @@ impl<'a> AppCfg<'a> {
             .filter(|s| !s.is_empty())
             .ok_or_else(|| src.err(n, "an <app> needs a <name>"))?;
         let (mut gpu_usage, mut cpu_usage, mut refused) = (None, None, Vec::new());
-        if let Some(g) = src.last(n, "gpu_versions") {
-            // BOINC's `parse_gpu_versions` reads the children in order: a
-            // value out of range is reported and skipped, so an earlier
-            // valid one stays (and the block may still apply).
+        // Every block, in order: BOINC's `parse_gpu_versions` reads each
+        // into the same settings, a value out of range reported and
+        // skipped, so an earlier valid one stays (of this block or an
+        // earlier one), and the settings may still apply.
+        for g in elems(n).filter(|c| tag(*c) == "gpu_versions") {
             for c in elems(g) {
                 let (tag, ok): (&'static str, fn(f64) -> bool) = match tag(c) {
                     "gpu_usage" => ("gpu_usage", |x| x > 0.0),
@@ -335,6 +336,14 @@ mod tests {
                 Some(0.25),
                 Some(0.0),
                 0,
+            ),
+            // Two blocks: the second's 0 skipped, the first's 0.5 stays.
+            (
+                "<gpu_usage>0.5</gpu_usage><cpu_usage>0.2</cpu_usage></gpu_versions>\
+                 <gpu_versions><gpu_usage>0</gpu_usage><cpu_usage>0.3</cpu_usage>",
+                Some(0.5),
+                Some(0.3),
+                1,
             ),
         ] {
             let text = format!(
