@@ -417,7 +417,9 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
     match ext {
         // Without an extension (`check <(generate)`), a scenario, as `run` takes it.
         "toml" | "" if !boinc => {
-            let text = vcsim_framework::input::read_text(file, vcsim_framework::input::MAX_TEXT_BYTES).map_err(|e| Failure::input(format!("{}: cannot read: {e}", file.display())))?;
+            let text =
+                vcsim_framework::input::read_text(file, vcsim_framework::input::MAX_TEXT_BYTES)
+                    .map_err(|e| Failure::input(format!("{}: cannot read: {e}", file.display())))?;
             if vcsim_sweep::is_sweep_text(&text) {
                 return crate::sweep_cmd::check_sweep(file, plugins);
             }
@@ -425,12 +427,19 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
                 return crate::search_cmd::check_space(file);
             }
             // From the text already read: a pipe (`<(generate)`) reads once.
-            let scn = vcsim_framework::Scenario::from_toml_str(&text, file).map_err(|e| Failure::input(e.to_string()))?;
+            let scn = vcsim_framework::Scenario::from_toml_str(&text, file)
+                .map_err(|e| Failure::input(e.to_string()))?;
             let _ = registry_for(plugins, &[])?;
             for w in scn.warnings() {
                 output::note(&format!("warning: {}", output::printable(&w)));
             }
-            output::emitln(&format!("{}: scenario `{}` is valid ({}, {} days)", output::name(&file.display().to_string()), output::name(&scn.name), count(scn.projects.len(), "project"), scn.duration_days))
+            output::emitln(&format!(
+                "{}: scenario `{}` is valid ({}, {} days)",
+                output::name(&file.display().to_string()),
+                output::name(&scn.name),
+                count(scn.projects.len(), "project"),
+                scn.duration_days
+            ))
         }
         "rhai" => crate::scripts::check_script(file),
         _ if boinc => match crate::import_cmd::load_boinc(file) {
@@ -439,19 +448,34 @@ fn check(file: &Path, plugins: &[PathBuf]) -> Result<(), Failure> {
                     output::note(&format!("warning: {}", output::printable(&w)));
                 }
                 output::emitln(&format!(
-                "{}: BOINC input, imports as scenario `{}` ({})",
-                output::name(&file.display().to_string()),
-                output::name(&scn.name),
-                count(scn.projects.len(), "project")
-            ))
+                    "{}: BOINC input, imports as scenario `{}` ({})",
+                    output::name(&file.display().to_string()),
+                    output::name(&scn.name),
+                    count(scn.projects.len(), "project")
+                ))
             }
             Some(Err(e)) => Err(e),
-            None => Err(Failure::input(format!("{}: not BOINC input vcsim can read", file.display()))),
+            None => Err(Failure::input(format!(
+                "{}: not BOINC input vcsim can read",
+                file.display()
+            ))),
         },
         "so" | "dylib" | "dll" => crate::dylibs::check_plugin(file),
-        _ => Err(Failure::input(format!(
-            "{}: cannot tell what this is; `check` takes a scenario, sweep or search space (.toml), a script (.rhai) or a plugin (.so)",
-            file.display()
-        ))),
+        _ => {
+            // A file that cannot be read (a pipe no program writes to, read
+            // once already when it was sniffed) is said to be so.
+            if let Err(e) =
+                vcsim_framework::input::read_bounded(file, vcsim_framework::input::MAX_IMPORT_BYTES)
+            {
+                return Err(Failure::input(format!(
+                    "{}: {e}",
+                    output::name(&file.display().to_string())
+                )));
+            }
+            Err(Failure::input(format!(
+                "{}: cannot tell what this is; `check` takes a scenario, sweep or search space (.toml), a script (.rhai) or a plugin (.so)",
+                output::name(&file.display().to_string())
+            )))
+        }
     }
 }

@@ -874,6 +874,11 @@ fn a_named_pipe_no_program_writes_to_is_refused_not_waited_for() {
     let text = "an empty pipe that no program writes to (vcsim reads a pipe once, and waits 2 s at most for a writer)";
     timed(vcsim(&["run", &toml])).fails_with(2, &["s.toml", text]);
     each_input_refused([&toml, &rhai, &xml], text, text);
+    // A pipe of no known extension is sniffed for BOINC's `<`: `check`
+    // said it could not tell what it was; it is the same empty pipe.
+    let bare = fifo("p.fifo");
+    let r = timed(vcsim(&["check", &bare]));
+    r.fails_with(2, &["p.fifo", text]);
 
     let bin = env!("CARGO_BIN_EXE_vcsim");
     let out = std::process::Command::new("bash")
