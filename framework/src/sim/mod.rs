@@ -223,10 +223,9 @@ impl Simulation {
         let nrsc = st.host.nrsc();
         let clock = Clock::new(scn.duration_days * 86400.0, scn.step_seconds);
         let host = HostAvailability::new(scn, seed, &clock);
-        let [on, active, gpu] = host.at_start();
-        st.host_on = on;
-        st.cpu_allowed = on && active;
-        st.gpu_allowed = on && active && gpu;
+        let states = host.at_start();
+        st.host_on = states[0];
+        (st.cpu_allowed, st.gpu_allowed) = progress::allowed(states);
         let mut sim = Simulation {
             st,
             pol,
@@ -260,8 +259,8 @@ impl Simulation {
         };
         // (GPU computing may be never allowed: a process that never flips.)
         if let Some(tl) = &mut sim.timeline {
-            let gpus = nrsc > 1;
-            tl.allowed_at(0.0, on && !active, gpus && on && active && !gpu);
+            let (cpu, gpu) = progress::not_allowed(states, nrsc > 1);
+            tl.allowed_at(0.0, cpu, gpu);
         }
         let enforces = {
             let v = live_view!(sim);

@@ -29,7 +29,6 @@ use crate::time::{Clock, NEVER};
 pub(super) struct HostAvailability {
     procs: [OnOffProcess; 3],
     next: [Option<u64>; 3],
-    start: [bool; 3],
     /// Each process's state since its last flip. A process is sampled only
     /// at its own flips: seeking its next flip consumed it up to there, so
     /// sampling it at another process's flip (earlier) would read the state
@@ -68,7 +67,6 @@ impl HostAvailability {
         HostAvailability {
             procs,
             next,
-            start,
             state: start,
         }
     }
@@ -78,7 +76,8 @@ impl HostAvailability {
     /// here (`gpu_active_fraction = 0` on an always-active host ran the
     /// GPUs as if it were 1). Draws nothing.
     pub fn at_start(&self) -> [bool; 3] {
-        self.start
+        // (Before the first flip the states are the start's.)
+        self.state
     }
 
     /// The next step at which some process flips.
@@ -98,6 +97,20 @@ impl HostAvailability {
         }
         self.state
     }
+}
+
+/// What the three states `[on, active, GPU active]` allow: computing, and
+/// GPU computing.
+pub(super) fn allowed([on, active, gpu]: [bool; 3]) -> (bool, bool) {
+    (on && active, on && active && gpu)
+}
+
+/// The timeline's periods at these states: computing not allowed while the
+/// host is on, and GPU computing not allowed while computing is (on a host
+/// with GPUs).
+pub(super) fn not_allowed(states: [bool; 3], gpus: bool) -> (bool, bool) {
+    let (cpu, gpu) = allowed(states);
+    (states[0] && !cpu, gpus && cpu && !gpu)
 }
 
 /// FLOPs a running job computes before it ends: all that is left, or up to
@@ -256,11 +269,11 @@ impl Simulation {
     /// The host's processes at flip step `k` (the state is folded to `k`).
     pub(super) fn flip_host(&mut self, k: u64) {
         let t = self.time(k);
-        let [on, active, gpu] = self.host.sample(k, &self.clock);
+        let states = self.host.sample(k, &self.clock);
+        let on = states[0];
         let was_on = self.st.host_on;
         self.st.host_on = on;
-        self.st.cpu_allowed = on && active;
-        self.st.gpu_allowed = on && active && gpu;
+        (self.st.cpu_allowed, self.st.gpu_allowed) = allowed(states);
         if t > 0.0 {
             self.st.observed_on_fraction = self.acc.available_seconds / t;
             self.st.observed_gpu_fraction = self.acc.gpu_available_seconds / t;
@@ -274,7 +287,8 @@ impl Simulation {
                     last.1 = t;
                 }
             }
-            tl.allowed_at(t, on && !active, gpus && on && active && !gpu);
+            let (cpu, gpu) = not_allowed(states, gpus);
+            tl.allowed_at(t, cpu, gpu);
         }
         self.update_rates();
         // The work's rate changes here too, not only at a schedule: the
