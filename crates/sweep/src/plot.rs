@@ -261,13 +261,15 @@ pub fn legend_names(policies: &[String]) -> (Vec<String>, Option<String>) {
 
 /// Ticks of a log axis from `lo` to `hi` (both above 0): the 1-2-5 values
 /// of every decade when there are at most 10 of them, else the powers of
-/// ten (every other one, or fewer, beyond 10 decades).
+/// ten whose exponents are multiples of 1, 2, 5, 10, 20... (the fewest that
+/// make at most 10 ticks), so that the ticks are round and no end of the
+/// axis lies more than one tick's spacing from a tick.
 pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
     let within = |x: f64| x >= lo * (1.0 - 1e-9) && x <= hi * (1.0 + 1e-9);
     let pick = |mantissas: &[f64], every: i32| -> Vec<f64> {
         (k0..=k1)
-            .filter(|k| (k - k0) % every == 0)
+            .filter(|k| k.rem_euclid(every) == 0)
             .flat_map(|k| mantissas.iter().map(move |m| round6(m * 10f64.powi(k))))
             .filter(|x| within(*x))
             .collect()
@@ -276,7 +278,13 @@ pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     if ticks.len() <= 10 {
         return ticks;
     }
-    let every = (k1 - k0) / 10 + 1;
+    // An f64's decades number some 630, so `every` stays below 1,000.
+    let every = [1, 2, 5]
+        .iter()
+        .flat_map(|m| (0..4).map(move |e| m * 10i32.pow(e)))
+        .filter(|every| pick(&[1.0], *every).len() <= 10)
+        .min()
+        .unwrap_or(1000);
     pick(&[1.0], every)
 }
 
@@ -888,6 +896,13 @@ mod tests {
             [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]
         );
         assert_eq!(log_ticks(3.0, 150.0), [5.0, 10.0, 20.0, 50.0, 100.0]);
+        // A span of 312 decades: every 50th, so that 1e0 ends the ticks
+        // 12 decades below the top (every 32nd from the bottom ended them
+        // at 1e-12, 24 decades below).
+        let wide = log_ticks(1e-300, 1e12);
+        let exps: Vec<i32> = wide.iter().map(|x| x.log10().round() as i32).collect();
+        assert_eq!(exps, [-300, -250, -200, -150, -100, -50, 0]);
+        assert_eq!(log_ticks(1e12, 1e20).len(), 9, "nine decades: each a tick");
     }
 
     #[test]
