@@ -15,6 +15,41 @@ fn registry() -> Registry {
     Registry::builtins().expect("built-ins")
 }
 
+/// A scenario from its text and a CPU script, in a fresh directory: the
+/// scenario, the spec and the registry that runs it.
+fn scripted(name: &str, scenario: &str, script: &str) -> (Scenario, PolicySpec, Registry) {
+    let dir = common::temp_dir(name);
+    let scn = dir.join("s.toml");
+    std::fs::write(&scn, scenario).unwrap();
+    let rhai = dir.join(format!("{name}.rhai"));
+    std::fs::write(&rhai, script).unwrap();
+    let rhai = rhai.display().to_string();
+    let mut reg = registry();
+    vcsim_script::register(&mut reg, vcsim_framework::Family::Cpu, &rhai).unwrap();
+    let spec = PolicySpec::parse(&format!("cpu={rhai}")).unwrap();
+    (Scenario::load(&scn).unwrap(), spec, reg)
+}
+
+/// One project of jobs of no work on a host of 2 CPUs: `schedule` runs,
+/// and starts jobs, at every step.
+const TINY_JOBS: &str = r#"name = "tiny"
+duration_days = 0.03
+[host]
+ncpus = 2
+cpu_flops = 1e18
+[[project]]
+name = "A"
+resource_share = 100
+latency_bound_days = 9
+[[project.app]]
+name = "main"
+flops_estimate = 1.3e13
+flops_mean = 1e-300
+"#;
+
+/// The CPU script's run list: the jobs by deadline that fit.
+const RUN_LIST: &str = "let cap = v.capacity(); let run = [];\n    for j in v.jobs_by_deadline { if cap.fits(j) { cap.take(j); run.push(j); } }\n";
+
 fn base(days: f64) -> Scenario {
     let mut s = Scenario::load(&common::root().join("scenarios/paper-base.toml")).unwrap();
     s.duration_days = days;
@@ -224,4 +259,83 @@ fn explain_to_an_hour_of_a_long_big_run_ends_at_once() {
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert!(out.contains("records\n"), "{out}");
     assert!(out.contains("send"), "{out}");
+}
+
+#[test]
+fn a_run_s_log_of_long_lines_is_bounded_by_bytes_and_says_so_once() {
+    // 200 lines of 65,000 bytes a call (each within the string limit):
+    // 10,000 lines of them were 650 MB a run, and 8 runs in parallel
+    // aborted.
+    let script = format!(
+        "fn schedule(v) {{\n    let s = \"\"; s.pad(65000, 'z');\n    for i in 0..200 {{ log(s); }}\n    {RUN_LIST}    run\n}}\n"
+    );
+    let (scn, spec, reg) = scripted("biglog", TINY_JOBS, &script);
+    let t = Instant::now();
+    let out = run_spec(&scn, &reg, &spec, SimOptions::default()).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let max = vcsim_framework::log::MAX_BYTES;
+    let bytes: usize = out.log.iter().map(String::len).sum();
+    assert!(bytes <= max + 200, "{bytes} bytes of log");
+    let said: Vec<&String> = out.log.iter().filter(|l| l.contains("at most")).collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains(&format!("the run's log holds at most {max} bytes:")),
+        "{said:?}"
+    );
+    assert_eq!(out.log.last(), Some(said[0]));
+}
+
+#[test]
+fn an_explained_run_s_reasons_are_bounded_by_bytes_and_say_what_was_cut() {
+    // A reason of 60 kB and 9,900 values of 100-byte names at each call
+    // (each within the script limits): kept whole, 1.5 MB a call, 138 MB
+    // in 0.03 simulated days (and 60 kB reasons cut to 1 kB held 60 kB
+    // each: 1.1 GB in 15 days).
+    let script = format!(
+        "fn schedule(v) {{\n    let s = \"\"; s.pad(60000, 'z');\n    let p = \"\"; p.pad(100, 'k');\n    let r = #{{ text: s }};\n    for i in 0..9900 {{ r[`${{p}}${{i}}`] = i; }}\n    {RUN_LIST}    #{{ run: run, reason: r }}\n}}\n"
+    );
+    let (scn, spec, reg) = scripted("bigreason", TINY_JOBS, &script);
+    let t = Instant::now();
+    let opts = SimOptions {
+        explain: true,
+        ..SimOptions::default()
+    };
+    let out = run_spec(&scn, &reg, &spec, opts).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    let records = out.explanation.unwrap().records;
+    use vcsim_framework::explain::{Datum, MAX_REASON_BYTES, VALUE_BYTES};
+    let bytes: usize = records
+        .iter()
+        .map(|r| {
+            r.reason.text.len()
+                + r.reason
+                    .data
+                    .iter()
+                    .map(|(k, v)| {
+                        VALUE_BYTES
+                            + k.len()
+                            + match v {
+                                Datum::Text(s) => s.len(),
+                                _ => 0,
+                            }
+                    })
+                    .sum::<usize>()
+        })
+        .sum();
+    // Past the bound, some 200 bytes a record.
+    let bound = MAX_REASON_BYTES + 600_000 + records.len() * 200;
+    assert!(
+        bytes <= bound,
+        "{bytes} bytes of reasons in {} records",
+        records.len()
+    );
+    let cut = records
+        .iter()
+        .filter(|r| {
+            r.reason
+                .text
+                .ends_with("more values: an explained run keeps 100 MB of reasons in full)")
+        })
+        .count();
+    assert!(cut > 100, "{cut} reasons cut of {}", records.len());
 }

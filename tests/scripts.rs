@@ -945,3 +945,92 @@ fn a_thrown_text_reaches_no_terminal_with_its_control_characters() {
         r.stderr()
     );
 }
+
+/// Runs `vcsim run` of the 1-day scenario of the probes with `script` as
+/// its cpu policy: (exit status, standard error), checking that it ended
+/// within a few seconds.
+fn run_cpu_script(name: &str, text: &str) -> (Option<i32>, String) {
+    let p = temp_script(name, text);
+    // (One scenario file per script: the tests run in parallel.)
+    let scn = temp_script(
+        &format!("{name}.toml"),
+        "name = \"b\"\nduration_days = 1\n[host]\nncpus = 2\ncpu_flops = 1e9\n[[project]]\nname = \"A\"\nresource_share = 100\nlatency_bound_days = 9\n[[project.app]]\nname = \"main\"\nflops_estimate = 1.3e13\nflops_mean = 1.3e13\n",
+    );
+    let t = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_vcsim"))
+        .args(["run", &scn, "--policy", &p])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let took = t.elapsed();
+    assert!(took.as_secs() < 5, "{name} took {took:?}");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_curried_function_pointer_is_held_to_the_size_limits_at_its_line() {
+    let big = "    let big = [];\n    big.pad(99999, 0);\n";
+    let array = "an array of more than 100000 elements";
+    // (script, the line that must be named, the limit).
+    let cases = [
+        // Padding an array with a pointer that holds a big array.
+        (
+            format!("fn g(x) {{ 1 }}\nfn schedule(v) {{\n{big}    let f = Fn(\"g\");\n    f = f.curry(big);\n    let a = [];\n    a.pad(99999, f);\n    []\n}}\n"),
+            ":8:",
+            array,
+        ),
+        // Currying in a loop (method and function style).
+        (
+            format!("fn g(x) {{ 1 }}\nfn schedule(v) {{\n{big}    let f = Fn(\"g\");\n    loop {{ f = f.curry(big); }}\n}}\n"),
+            ":6:",
+            array,
+        ),
+        (
+            "fn g(x) { 1 }\nfn schedule(v) {\n    let f = Fn(\"g\");\n    loop { f = curry(f, f); }\n}\n".to_string(),
+            ":4:",
+            array,
+        ),
+        // A map filled by index with such a pointer: each copy counts.
+        (
+            format!("fn g(x) {{ 1 }}\nfn schedule(v) {{\n{big}    let f = Fn(\"g\").curry(big);\n    let m = #{{}};\n    for i in 0..100000 {{ m[\"k\" + i] = f; }}\n    []\n}}\n"),
+            ":7:",
+            "stopped after",
+        ),
+    ];
+    for (i, (text, line, limit)) in cases.iter().enumerate() {
+        let name = format!("curried{i}.rhai");
+        let (code, err) = run_cpu_script(&name, text);
+        assert_eq!(code, Some(1), "{name}: {err}");
+        assert!(err.contains(&format!("{name}{line}")), "{name}: {err}");
+        assert!(err.contains(limit), "{name}: {err}");
+        assert!(err.contains("in function `schedule`"), "{name}: {err}");
+    }
+    // A curried pointer within the limits works as rhai's own does.
+    let (code, err) = run_cpu_script(
+        "curry_ok.rhai",
+        "fn g(a, b) { a + b }\nfn schedule(v) {\n    let x = 5;\n    let c = |y| x + y;\n    let f = curry(Fn(\"g\"), 1).curry(2);\n    if f.call() != 3 || c.call(1) != 6 { throw \"curry\"; }\n    []\n}\n",
+    );
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn a_stop_in_an_empty_loop_names_the_hook_and_the_limit_and_the_book_says_why() {
+    for (i, body) in ["loop { }", "while true { }"].iter().enumerate() {
+        let name = format!("eloop{i}.rhai");
+        let (code, err) = run_cpu_script(
+            &name,
+            &format!("fn schedule(v) {{\n    let a = 1;\n    {body}\n}}\n"),
+        );
+        assert_eq!(code, Some(1), "{err}");
+        assert!(
+            err.contains(&format!("{name}: in function `schedule`: stopped after")),
+            "{err}"
+        );
+    }
+    // rhai gives no line for such a stop: the book lists the case.
+    let page = std::fs::read_to_string(root().join("book/src/script-api.md")).unwrap();
+    assert!(page.contains("a call stopped by its operations or its time while it uses no variable, as an empty loop (`loop { }`"));
+}

@@ -22,6 +22,27 @@ pub const LONG_REASON: usize = 1_000;
 /// made 15,000 fetch reasons of 650 MB in four days.
 pub const MAX_LONG_REASON_BYTES: usize = 32_000_000;
 
+/// The bytes of reasons an explained run keeps (texts, and data's names and
+/// texts and [`VALUE_BYTES`] a value; long ones as cut by
+/// [`MAX_LONG_REASON_BYTES`]): after them a reason keeps at most
+/// [`SHORT_REASON`] bytes of its text and of its data, and says how much
+/// more it had. The shipped policies' reasons take 250 to 400 bytes a
+/// record: a run reaches this past 250,000 records. Without it, a script
+/// giving a reason of 1,000 wide characters or 10,000 values at each call
+/// could fill memory long before [`MAX_RECORDS`]; with it, reasons hold at
+/// most some 250 MB.
+pub const MAX_REASON_BYTES: usize = 100_000_000;
+
+/// The bytes of a reason's text, and those of its data, kept past
+/// [`MAX_REASON_BYTES`] (the text cut at a character's end, the data after
+/// its last value that fits).
+pub const SHORT_REASON: usize = 100;
+
+/// What a reason's value counts in [`MAX_REASON_BYTES`] and
+/// [`SHORT_REASON`] besides its name's and its text's bytes: what it takes
+/// in memory.
+pub const VALUE_BYTES: usize = std::mem::size_of::<(Cow<'static, str>, Datum)>();
+
 /// The most values each of the explanation's series (the rankings and the
 /// work done, a value per project at each point) keeps, all points
 /// together (16 MB): past them it keeps every other point, then every
@@ -299,6 +320,8 @@ pub struct Explanation {
 #[derive(Debug, Clone, Copy, Default)]
 struct Kept {
     long_reason_bytes: usize,
+    /// The bytes of the reasons kept, as [`MAX_REASON_BYTES`] counts them.
+    reason_bytes: usize,
     rankings: Thinned,
     work_done: Thinned,
 }
@@ -345,24 +368,97 @@ impl Thinned {
     }
 }
 
+/// The bytes `r` takes, as [`MAX_REASON_BYTES`] counts them.
+fn reason_bytes(r: &Reason) -> usize {
+    r.text.len() + r.data.iter().map(value_bytes).sum::<usize>()
+}
+
+/// `text`'s first `at` bytes and `… (what)`, in a new string: cutting in
+/// place would keep the long one's memory (the allocator cannot reuse the
+/// rest of it for the next long reason: 60 kB reasons cut to 1 kB held
+/// 60 kB each).
+fn cut(text: &str, at: usize, what: &str) -> String {
+    let mut s = String::with_capacity(at + what.len() + 6);
+    s.push_str(&text[..at]);
+    s.push_str("… (");
+    s.push_str(what);
+    s.push(')');
+    s
+}
+
+/// The bytes `(k, v)` takes, as [`MAX_REASON_BYTES`] counts them.
+fn value_bytes((k, v): &(Cow<'static, str>, Datum)) -> usize {
+    VALUE_BYTES
+        + k.len()
+        + match v {
+            Datum::Text(s) => s.len(),
+            _ => 0,
+        }
+}
+
+/// A reason past [`MAX_REASON_BYTES`]: at most [`SHORT_REASON`] bytes of
+/// its text and of its data, with how much was cut.
+fn shorten(r: &mut Reason) {
+    let mut bytes = 0;
+    let fit = r
+        .data
+        .iter()
+        .take_while(|v| {
+            bytes += value_bytes(v);
+            bytes <= SHORT_REASON
+        })
+        .count();
+    let values = r.data.len() - fit;
+    r.data.truncate(fit);
+    let mut at = SHORT_REASON.min(r.text.len());
+    while !r.text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let more = r.text[at..].chars().count();
+    if more == 0 && values == 0 {
+        return;
+    }
+    let what = match (more, values) {
+        (_, 0) => format!("{more} more characters"),
+        (0, _) => format!("{values} more values"),
+        _ => format!("{more} more characters and {values} more values"),
+    };
+    r.text = cut(
+        &r.text,
+        at,
+        &format!(
+            "{what}: an explained run keeps {} MB of reasons in full",
+            MAX_REASON_BYTES / 1_000_000
+        ),
+    );
+}
+
 impl Explanation {
     pub(crate) fn push(&mut self, mut r: Record) {
-        let text = &mut r.reason.text;
-        if let Some((at, _)) = text.char_indices().nth(LONG_REASON) {
-            if self.kept.long_reason_bytes + text.len() <= MAX_LONG_REASON_BYTES {
-                self.kept.long_reason_bytes += text.len();
-            } else {
-                let more = text[at..].chars().count();
-                text.truncate(at);
-                text.push_str(&format!(
-                    "… ({more} more characters: an explained run keeps {} MB of long reasons in full)",
-                    MAX_LONG_REASON_BYTES / 1_000_000
-                ));
+        if self.kept.reason_bytes >= MAX_REASON_BYTES {
+            shorten(&mut r.reason);
+        } else {
+            let text = &mut r.reason.text;
+            if let Some((at, _)) = text.char_indices().nth(LONG_REASON) {
+                if self.kept.long_reason_bytes + text.len() <= MAX_LONG_REASON_BYTES {
+                    self.kept.long_reason_bytes += text.len();
+                } else {
+                    let more = text[at..].chars().count();
+                    *text = cut(
+                        text,
+                        at,
+                        &format!(
+                            "{more} more characters: an explained run keeps {} MB of long reasons in full",
+                            MAX_LONG_REASON_BYTES / 1_000_000
+                        ),
+                    );
+                }
             }
         }
+        self.kept.reason_bytes += reason_bytes(&r.reason);
         // Policies build reasons piece by piece: keep what they hold, not
         // what they grew to (a record's data was half spare room).
-        text.shrink_to_fit();
+        r.reason.text.shrink_to_fit();
         r.reason.data.shrink_to_fit();
         r.decision.shrink_to_fit();
         self.records.push(r);
@@ -485,6 +581,51 @@ mod tests {
             .skip(1)
             .step_by(2)
             .all(|t| t.len() == LONG_REASON));
+    }
+
+    #[test]
+    fn past_their_bytes_reasons_keep_a_short_start_and_say_what_was_cut() {
+        // Wide characters, under `LONG_REASON` characters: not long, but
+        // 4 kB each; and values that a policy may give by the thousand.
+        let wide = "😀".repeat(LONG_REASON);
+        let mut ex = Explanation::default();
+        let mut i = 0;
+        while ex.kept.reason_bytes < MAX_REASON_BYTES {
+            ex.push(record(i as f64, &wide));
+            i += 1;
+        }
+        assert_eq!(ex.records[i - 1].reason.text, wide);
+        let mut many = record(0.0, "why");
+        many.reason.data = (0..10_000)
+            .map(|k| (Cow::Owned(format!("v{k}")), Datum::Number(k as f64)))
+            .collect();
+        ex.push(many);
+        ex.push(record(1.0, &wide));
+        ex.push(record(2.0, "short"));
+        let n = ex.records.len();
+        let r = &ex.records[n - 3].reason;
+        // `v0` to `v9`: 2 bytes of name each.
+        let fit = SHORT_REASON / (VALUE_BYTES + 2);
+        assert!(fit >= 1);
+        assert_eq!(r.data.len(), fit);
+        assert_eq!(
+            r.text,
+            format!(
+                "why… ({} more values: an explained run keeps 100 MB of reasons in full)",
+                10_000 - fit
+            )
+        );
+        let r = &ex.records[n - 2].reason;
+        assert!(r.data.is_empty());
+        assert_eq!(
+            r.text,
+            format!(
+                "{}… (975 more characters: an explained run keeps 100 MB of reasons in full)",
+                "😀".repeat(25)
+            )
+        );
+        assert_eq!(ex.records[n - 1].reason.text, "short");
+        assert!(ex.kept.reason_bytes < MAX_REASON_BYTES + 1_000);
     }
 
     #[test]

@@ -1406,7 +1406,7 @@ fn decision_api(api: &mut Api) {
 
 fn helper_api(api: &mut Api) {
     const F: &str = "Functions";
-    api.func(F, "log", "msg", "()", "Adds a line to the run's log, stamped with the simulated time and the script's path (`vcsim run` prints it as a note; at most 10,000 lines a run, and a last one says so). Outside a hook with a view it goes to standard error, at most 10,000 lines a run for the policy.", |m: ImmutableString| log_line(&m));
+    api.func(F, "log", "msg", "()", "Adds a line to the run's log, stamped with the simulated time and the script's path (`vcsim run` prints it as a note; at most 10,000 lines and 4,000,000 bytes a run, and a last one says which bound it reached). Outside a hook with a view it goes to standard error, at most 10,000 lines a run for the policy.", |m: ImmutableString| log_line(&m));
     api.func(
         F,
         "sort_by_deadline",

@@ -33,8 +33,20 @@
 //!   a variable. rhai's own check (one level deeper, a backstop) raises an
 //!   error whose position each returning call overwrites, so it names no line.
 //!
+//! - sizes count what every value holds: arrays, maps, strings, a function
+//!   pointer's curried values (as an array's elements), and a shared value
+//!   (a closure's captured variable) once however often it is held;
+//!   `curry`, which rhai runs itself, is parsed as vcsim's own ([`CURRY`]),
+//!   an allocation that counts the pointer it writes; and once a pointer was
+//!   curried, reading a variable that holds one counts the values its copy
+//!   copies (rhai's own checks of an array literal `[f, f]` see none).
+//!
 //! Every stop is an error at the position rhai is at, so the message names
-//! the line that hit the limit.
+//! the line that hit the limit, but for one made by the progress callback
+//! (the call used no variable in its [`GRACE`], as `loop { }` does): rhai's
+//! stop is one of its system errors, whose position each returning call
+//! overwrites (the hook's, with none), and no callback of rhai sees the
+//! position it is at.
 
 use crate::api::{MAX_ARRAY_SIZE, MAX_CALL_LEVELS, MAX_MAP_SIZE, MAX_OPERATIONS, MAX_STRING_SIZE};
 use rhai::{
@@ -43,6 +55,7 @@ use rhai::{
 };
 use std::cell::Cell;
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// Bytes of a script. rhai's parser and optimizer take time that grows with
@@ -328,20 +341,67 @@ fn add(a: (usize, usize, usize), b: (usize, usize, usize)) -> (usize, usize, usi
 }
 
 /// (array elements, map entries, string bytes) of a value, nested values
-/// included (as rhai counts them).
+/// included (as rhai counts them, and more: a function pointer's curried
+/// values count as an array's elements, and a shared value, as a closure's
+/// captured variable, counts once however often it is held).
 pub(crate) fn sizes(d: &Dynamic) -> (usize, usize, usize) {
-    if let Some(a) = d.read_lock::<Array>() {
-        return sizes_of_array(&a);
+    let (owned, shared) = sizes_split(d);
+    add(owned, shared)
+}
+
+/// The sizes of a value in two: what a copy of it copies, and what it only
+/// points to (the shared values in it, each counted once).
+pub(crate) fn sizes_split(d: &Dynamic) -> ((usize, usize, usize), (usize, usize, usize)) {
+    let mut w = Walk::default();
+    let owned = w.sizes(d);
+    (owned, w.shared)
+}
+
+/// A computation of sizes: the shared values met (by the address of the
+/// value in their lock), so that each counts once and a cycle (a closure
+/// that captured the variable holding it) ends.
+#[derive(Default)]
+struct Walk {
+    seen: HashSet<*const Dynamic>,
+    shared: (usize, usize, usize),
+}
+
+impl Walk {
+    fn sizes(&mut self, d: &Dynamic) -> (usize, usize, usize) {
+        if d.is_shared() {
+            // (None if it is locked for writing: it is being changed by the
+            // native function running, which counts it itself.)
+            let Some(inner) = d.read_lock::<Dynamic>() else {
+                return (0, 0, 0);
+            };
+            let at: *const Dynamic = &*inner;
+            if self.seen.insert(at) {
+                let s = self.sizes(&inner);
+                self.shared = add(self.shared, s);
+            }
+            return (0, 0, 0);
+        }
+        if let Some(a) = d.read_lock::<Array>() {
+            return a
+                .iter()
+                .fold((a.len(), 0, 0), |acc, x| add(acc, self.sizes(x)));
+        }
+        if let Some(m) = d.read_lock::<Map>() {
+            return m
+                .values()
+                .fold((0, m.len(), 0), |acc, x| add(acc, self.sizes(x)));
+        }
+        if let Some(s) = d.read_lock::<ImmutableString>() {
+            return (0, 0, s.len());
+        }
+        if let Some(f) = d.read_lock::<FnPtr>() {
+            let curry = f.curry();
+            return curry
+                .iter()
+                .fold((curry.len(), 0, 0), |acc, x| add(acc, self.sizes(x)));
+        }
+        (0, 0, 0)
     }
-    if let Some(m) = d.read_lock::<Map>() {
-        return m
-            .values()
-            .fold((0, m.len(), 0), |acc, x| add(acc, sizes(x)));
-    }
-    if let Some(s) = d.read_lock::<ImmutableString>() {
-        return (0, 0, s.len());
-    }
-    (0, 0, 0)
 }
 
 /// An error if `sizes` are over a limit: the limit's message.
@@ -372,7 +432,7 @@ fn bytes_of(s: (usize, usize, usize)) -> u64 {
 /// rhai's variable callback: checks the maps in the variables (and `this`),
 /// which `m[key] = x` may have grown past the limit; never resolves the
 /// variable itself.
-pub(crate) fn on_var(_name: &str, _index: usize, ctx: EvalContext) -> RResult<Option<Dynamic>> {
+pub(crate) fn on_var(name: &str, _index: usize, ctx: EvalContext) -> RResult<Option<Dynamic>> {
     let b = BUDGET.with(|b| {
         let mut x = b.get();
         x.uses += 1;
@@ -384,6 +444,14 @@ pub(crate) fn on_var(_name: &str, _index: usize, ctx: EvalContext) -> RResult<Op
     }
     if ctx.call_level() > MAX_CALL_LEVELS {
         return Err(limit(too_deep_message()));
+    }
+    // Reading a function pointer copies its curried values, which rhai's
+    // own checks of the values built with it (an array literal `[f, f]`)
+    // do not count: charged here, once a pointer was curried at all.
+    if CURRIED.with(Cell::get) {
+        if let Some(d) = ctx.scope().get(name) {
+            charge(bytes_of(copied_by_read(d)));
+        }
     }
     // Between two checks a map grows by at most CHECK_EVERY entries (one
     // per use of a variable).
@@ -415,10 +483,80 @@ pub(crate) fn on_var(_name: &str, _index: usize, ctx: EvalContext) -> RResult<Op
 
 type RResult<T> = Result<T, Box<EvalAltResult>>;
 
+thread_local! {
+    /// Whether a script on this thread curried a function pointer (see
+    /// [`on_var`]): until then, reading a variable costs no look-up.
+    static CURRIED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What reading the variable `d` copies, if it holds a curried function
+/// pointer: its curried values, less the shared ones (pointers).
+fn copied_by_read(d: &Dynamic) -> (usize, usize, usize) {
+    // (A shared value is read as a pointer, and reading it would take its
+    // lock.)
+    if d.is_shared() {
+        return (0, 0, 0);
+    }
+    match d.read_lock::<FnPtr>() {
+        Some(f) if f.is_curried() => {
+            let mut w = Walk::default();
+            let curry = f.curry();
+            curry
+                .iter()
+                .fold((curry.len(), 0, 0), |acc, x| add(acc, w.sizes(x)))
+        }
+        _ => (0, 0, 0),
+    }
+}
+
+/// The name `curry` is parsed as (see [`register`]): rhai's own `curry`,
+/// which its evaluator runs before any registered function, copies the
+/// pointer's curried values and adds the new ones uncounted.
+pub(crate) const CURRY: &str = "curry$";
+
+/// Curried arguments a call of `curry` may add.
+const MAX_CURRIED_ARGS: usize = 15;
+
+/// `f.curry(x, ...)` and `curry(f, x, ...)`: rhai's, counted as an
+/// allocation (the pointer's curried values and the new ones, written
+/// anew) and checked against the limits before it is made.
+fn curry(args: &mut [&mut Dynamic]) -> RResult<Dynamic> {
+    let Some((first, rest)) = args.split_first_mut() else {
+        return Err("`curry` takes a function pointer".to_string().into());
+    };
+    if first.read_lock::<FnPtr>().is_none() {
+        return Err(format!(
+            "`curry` takes a function pointer (as `Fn(\"name\")`), not {}",
+            first.type_name()
+        )
+        .into());
+    }
+    let mut total = sizes(first);
+    for x in rest.iter() {
+        total = add(total, add((1, 0, 0), sizes(x)));
+    }
+    check_sizes(total)?;
+    charge(bytes_of(total));
+    CURRIED.with(|c| c.set(true));
+    let mut f = match first.read_lock::<FnPtr>() {
+        Some(f) => f.clone(),
+        None => return Err("`curry` takes a function pointer".to_string().into()),
+    };
+    for x in rest.iter_mut() {
+        f.add_curry(std::mem::take(*x));
+    }
+    Ok(f.into())
+}
+
 /// Registers the allocating functions that count their size: they shadow
 /// rhai's own (same behaviour, plus the charge and the size check before
 /// the allocation).
 pub(crate) fn register(e: &mut Engine) {
+    // `curry`, parsed as `CURRY` (see `lib::build_engine`).
+    for extra in 0..=MAX_CURRIED_ARGS {
+        let types = vec![std::any::TypeId::of::<Dynamic>(); extra + 1];
+        e.register_raw_fn(CURRY, types, |_, args| curry(args));
+    }
     // Strings.
     e.register_fn(
         "pad",
@@ -538,10 +676,11 @@ pub(crate) fn register(e: &mut Engine) {
                 return Err(too_large("Size of array"));
             }
             let n = len - a.len();
-            let one = sizes(&item);
-            let have = sizes_of_array(a);
+            // The copies share the values `item` points to.
+            let (one, shared) = sizes_split(&item);
+            let have = add(sizes_of_array(a), shared);
             let total = (
-                have.0 + n * (1 + one.0),
+                have.0 + n.saturating_mul(1 + one.0),
                 have.1 + n.saturating_mul(one.1),
                 have.2 + n.saturating_mul(one.2),
             );
@@ -639,5 +778,9 @@ pub(crate) fn register(e: &mut Engine) {
 }
 
 fn sizes_of_array(a: &Array) -> (usize, usize, usize) {
-    a.iter().fold((a.len(), 0, 0), |acc, x| add(acc, sizes(x)))
+    let mut w = Walk::default();
+    let owned = a
+        .iter()
+        .fold((a.len(), 0, 0), |acc, x| add(acc, w.sizes(x)));
+    add(owned, w.shared)
 }

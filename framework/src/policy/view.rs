@@ -71,7 +71,8 @@ impl<'a> View<'a> {
     }
     /// Adds a line to the run's log (`vcsim run` prints it as a note),
     /// stamped with the simulated time; nothing for a view at a projected
-    /// time. At most [`crate::log::MAX_LINES`] lines a run.
+    /// time. At most [`crate::log::MAX_LINES`] lines and
+    /// [`crate::log::MAX_BYTES`] bytes a run.
     pub fn log(&self, policy: &str, msg: &str) {
         if let Some(l) = self.log {
             l.push(self.at, policy, msg);
