@@ -321,6 +321,22 @@ fn parse_error(e: &clap::Error) -> String {
 fn main() -> ExitCode {
     vcsim_builtin::link();
     quiet_on_output_errors();
+    // Messages keep their line breaks (some have several lines), so a line
+    // break in an argument (a path) they quote could forge a line of them.
+    // (Other control characters are shown escaped.)
+    if let Some((i, a)) = std::env::args_os()
+        .enumerate()
+        .skip(1)
+        .find(|(_, a)| a.to_string_lossy().contains('\n'))
+    {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "error: argument {i} `{}` holds a line break: vcsim takes none in its arguments (rename the file)",
+            output::name(&a.to_string_lossy())
+        );
+        return ExitCode::from(2);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         // A usage error is status 2 even where standard error cannot be

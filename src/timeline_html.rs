@@ -1733,7 +1733,7 @@ mod tests {
         let title = cut["title"].as_str().unwrap();
         assert!(
             title.ends_with(&format!(
-                " · cut at 1d 01:06:00: a page holds at most {max} pieces of stretches, RPC ticks and host-off periods"
+                " · cut at 1d 01:04:00: a page holds at most {max} pieces of stretches, RPC ticks and host-off periods"
             )),
             "{title}"
         );

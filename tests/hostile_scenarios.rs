@@ -211,6 +211,33 @@ fn quantities_beyond_what_the_simulator_represents_are_refused() {
         "resource_share = 1e308",
         &["project.0.resource_share", "at most 1e12"],
     );
+    // A subnormal share gave two equal projects 0.94 and 0.06 of the work.
+    refused(
+        "tiny-share",
+        "resource_share = 100",
+        "resource_share = 1e-310",
+        &["project.0.resource_share", "at least 1e-12"],
+    );
+    // Disks and files of more than an exabyte; weights whose sum
+    // overflowed (then only one app was ever sent).
+    refused(
+        "disk",
+        "connection_interval_days = 0",
+        "connection_interval_days = 0\ndisk_gb = 1e308",
+        &["host.disk_gb", "at most 1e12 GB"],
+    );
+    refused(
+        "input",
+        "flops_mean = 1.3e13",
+        "flops_mean = 1.3e13\ninput_mb = 1e308",
+        &["project.0.app.0.input_mb", "at most 1e15 MB"],
+    );
+    refused(
+        "weight",
+        "flops_mean = 1.3e13",
+        "flops_mean = 1.3e13\nweight = 1e308",
+        &["project.0.app.0.weight", "at most 1e12"],
+    );
     // 1,001 projects (20,000 had not ended a 2-day run after 30 s: the work
     // per event grows with the projects).
     let project = BASE[BASE.find("[[project]]").unwrap()..].to_string();
@@ -373,4 +400,38 @@ fn todays_fetcher_on_a_gpu_host_with_a_long_queue_runs_in_bounded_time() {
         "CS3_WF3_WS3_JC3",
     ]));
     assert_eq!(r.status(), 0, "{}", r.stderr());
+}
+
+#[test]
+fn a_disk_preference_that_leaves_boinc_no_room_is_said() {
+    // 1e6 GB kept free of a 100 GB disk: no job with files can be
+    // downloaded, and the host idles (it used to, without a word).
+    let (code, err) = run_with(
+        "min-free",
+        "flops_mean = 1.3e13",
+        "flops_mean = 1.3e13\ninput_mb = 10\n[client]\ndisk_min_free_gb = 1e6",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("client.disk_min_free_gb = 1000000 keeps free all")
+            && err.contains("BOINC may use no disk"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_whole_number_out_of_its_type_names_the_key_and_the_range() {
+    // serde said "invalid value: integer `4294967296`, expected u32".
+    refused(
+        "ncpus-u32",
+        "ncpus = 2",
+        "ncpus = 4294967296",
+        &["`ncpus` must be a whole number from 0 to 4294967295, found 4294967296"],
+    );
+    refused(
+        "ncpus-float",
+        "ncpus = 2",
+        "ncpus = 2.5",
+        &["`ncpus` must be a whole number from 0 to 4294967295, found 2.5"],
+    );
 }

@@ -1664,3 +1664,31 @@ fn a_prefixed_element_is_not_boincs_and_a_root_prefix_is_named() {
         "{e}"
     );
 }
+
+/// Jobs of an app their project has no usable version of are left out
+/// with one warning per app that says why and how many, not one line per
+/// job (a 10 MB file of them wrote 40,000 lines).
+#[test]
+fn jobs_of_an_app_without_a_version_are_left_out_with_one_warning() {
+    let edit = (
+        "client_state.xml",
+        "<name>wu_a1</name>\n    <app_name>folder</app_name>",
+        "<name>wu_a1</name>\n    <app_name>ghost</app_name>",
+    );
+    let edit2 = (
+        "client_state.xml",
+        "<name>wu_a2</name>\n    <app_name>folder</app_name>",
+        "<name>wu_a2</name>\n    <app_name>ghost</app_name>",
+    );
+    let dir = fixture_with("host", "ghost-app-jobs", &[edit, edit2]);
+    let imp = import_path(&dir).unwrap();
+    let w = imp.warnings.join("\n");
+    let said: Vec<&str> = w.lines().filter(|l| l.contains("`ghost`")).collect();
+    assert_eq!(said.len(), 1, "{w}");
+    assert!(
+        said[0].contains("2 jobs (the first `wu_a1_0`, line")
+            && said[0]
+                .contains("of app `ghost` left out: the project has no usable version of `ghost`"),
+        "{w}"
+    );
+}

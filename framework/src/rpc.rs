@@ -25,8 +25,50 @@ pub const EXP_DECAY_RATE: f64 = 1.0 / (7.0 * 86400.0);
 /// A finished job is reported at once when its deadline is this near
 /// (`REPORT_DEADLINE_CUSHION`, at least the work buffer's minimum).
 pub const REPORT_DEADLINE_CUSHION: f64 = 86400.0;
-/// A finished job is reported at once when it has waited this long.
+/// A finished job is reported at once when it has waited longer than this
+/// (BOINC 2007; today's client waits an hour, [`MAX_REPORT_DELAY`]).
 pub const REPORT_MAX_WAIT: f64 = 86400.0;
+/// Today's client's longest wait to report a finished job
+/// (`MAX_REPORT_DELAY`, client_state.h).
+pub const MAX_REPORT_DELAY: f64 = 3600.0;
+/// Today's client reports a project's finished jobs once this many wait
+/// (`RESULT_REPORT_IF_AT_LEAST_N`).
+pub const RESULT_REPORT_IF_AT_LEAST_N: usize = 64;
+/// At most this many RPCs in one step, so that a policy that keeps asking
+/// cannot loop for ever (BOINC 2007's simulator repeats its poll until
+/// nothing happens).
+pub const MAX_RPCS_PER_STEP: usize = 32;
+
+/// When the client reports finished jobs, and how many RPCs it makes in a
+/// step: where BOINC's 2007 client and simulator and today's client and
+/// emulator differ. A work fetcher names its client's
+/// ([`crate::policy::WorkFetcher::client_rules`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClientRules {
+    /// A finished job is overdue once it has waited longer than this.
+    pub report_max_wait: f64,
+    /// A project with this many finished jobs waiting reports them.
+    pub report_at_ready: Option<usize>,
+    /// RPCs in one step.
+    pub rpcs_per_step: usize,
+}
+
+impl ClientRules {
+    /// BOINC 2007 (`find_project_with_overdue_results`, `sim.C`): report a
+    /// day after finishing; as many RPCs a step as the client wants.
+    pub const BOINC_2007: ClientRules = ClientRules {
+        report_max_wait: REPORT_MAX_WAIT,
+        report_at_ready: None,
+        rpcs_per_step: MAX_RPCS_PER_STEP,
+    };
+    /// Today's client (`cs_scheduler.cpp`) and emulator (`client/sim`):
+    /// report an hour after finishing or at 64 waiting; one RPC a step.
+    pub const TODAY: ClientRules = ClientRules {
+        report_max_wait: MAX_REPORT_DELAY,
+        report_at_ready: Some(RESULT_REPORT_IF_AT_LEAST_N),
+        rpcs_per_step: 1,
+    };
+}
 
 /// BOINC's `calculate_exponential_backoff`: uniform on [MIN, min(MAX, e^n)),
 /// exactly MIN when e^n is not above it.

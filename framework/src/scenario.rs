@@ -446,6 +446,19 @@ impl Scenario {
         Ok(scenario)
     }
 
+    /// The user's limit on BOINC's disk usage, in bytes (BOINC's
+    /// `allowed_disk_usage`): the least of `disk_max_used_gb`,
+    /// `disk_max_used_pct` of the disk, and the disk less non-BOINC usage
+    /// less `disk_min_free_gb`; never negative.
+    pub fn disk_limit_bytes(&self) -> f64 {
+        let gb = 1e9;
+        let (h, c) = (&self.host, &self.client);
+        let abs = c.disk_max_used_gb * gb;
+        let pct = h.disk_gb * gb * c.disk_max_used_pct / 100.0;
+        let min_free = (h.disk_gb - h.non_boinc_used_gb - c.disk_min_free_gb) * gb;
+        abs.min(pct).min(min_free).max(0.0)
+    }
+
     /// What is valid but almost surely not meant, naming the key: `check`
     /// prints it, and every run carries it in its warnings.
     pub fn warnings(&self) -> Vec<String> {
@@ -461,6 +474,30 @@ impl Scenario {
                 self.duration_days,
                 steps * dt,
                 past
+            ));
+        }
+        // A disk preference that leaves BOINC no room starves every job with
+        // files, without an error: say which preference does it.
+        let files = self
+            .projects
+            .iter()
+            .any(|p| p.apps.iter().any(|a| a.input_mb > 0.0 || a.output_mb > 0.0));
+        if files && self.disk_limit_bytes() <= 0.0 {
+            let (c, h) = (&self.client, &self.host);
+            let why = if h.disk_gb - h.non_boinc_used_gb - c.disk_min_free_gb <= 0.0 {
+                format!(
+                    "client.disk_min_free_gb = {} keeps free all that other programs leave of host.disk_gb = {} (host.non_boinc_used_gb = {})",
+                    num(c.disk_min_free_gb),
+                    num(h.disk_gb),
+                    num(h.non_boinc_used_gb)
+                )
+            } else if c.disk_max_used_gb <= 0.0 {
+                "client.disk_max_used_gb = 0".to_string()
+            } else {
+                "client.disk_max_used_pct = 0".to_string()
+            };
+            out.push(format!(
+                "{why}: BOINC may use no disk, so no job with input or output files can be downloaded"
             ));
         }
         // BOINC computes on GPUs only in their allowed time: at 0, a GPU app
@@ -709,13 +746,15 @@ impl Scenario {
             "FLOPS",
         )?;
         positive("host.disk_gb", self.host.disk_gb)?;
+        at_most("host.disk_gb", self.host.disk_gb, bounds::MAX_DISK_GB, "GB")?;
         non_negative("host.non_boinc_used_gb", self.host.non_boinc_used_gb)?;
         if self.host.non_boinc_used_gb > self.host.disk_gb {
             return Err((
                 "host.non_boinc_used_gb".into(),
                 format!(
                     "must be at most host.disk_gb ({} GB), found {} GB",
-                    self.host.disk_gb, self.host.non_boinc_used_gb
+                    num(self.host.disk_gb),
+                    num(self.host.non_boinc_used_gb)
                 ),
             ));
         }
@@ -852,6 +891,12 @@ impl Scenario {
             ));
         }
         non_negative("client.disk_max_used_gb", c.disk_max_used_gb)?;
+        at_most(
+            "client.disk_max_used_gb",
+            c.disk_max_used_gb,
+            bounds::MAX_DISK_GB,
+            "GB",
+        )?;
         if !(c.disk_max_used_pct >= 0.0 && c.disk_max_used_pct <= 100.0) {
             return Err((
                 "client.disk_max_used_pct".into(),
@@ -859,6 +904,12 @@ impl Scenario {
             ));
         }
         non_negative("client.disk_min_free_gb", c.disk_min_free_gb)?;
+        at_most(
+            "client.disk_min_free_gb",
+            c.disk_min_free_gb,
+            bounds::MAX_DISK_GB,
+            "GB",
+        )?;
         if self.projects.is_empty() {
             return Err((
                 "project".into(),
@@ -928,6 +979,16 @@ impl Scenario {
                 bounds::MAX_SHARE,
                 "",
             )?;
+            if p.resource_share < bounds::MIN_SHARE {
+                return Err((
+                    k("resource_share"),
+                    format!(
+                        "must be at least {:e}, found {:e}",
+                        bounds::MIN_SHARE,
+                        p.resource_share
+                    ),
+                ));
+            }
             positive(lk("latency_bound_days"), p.latency_bound_days)?;
             at_least(
                 lk("latency_bound_days"),
@@ -1066,8 +1127,16 @@ impl Scenario {
                 positive(lka("flops_mean"), a.flops_mean)?;
                 non_negative(lka("flops_stddev"), a.flops_stddev)?;
                 non_negative(lka("input_mb"), a.input_mb)?;
+                at_most(lka("input_mb"), a.input_mb, bounds::MAX_DISK_GB * 1e3, "MB")?;
                 non_negative(lka("output_mb"), a.output_mb)?;
+                at_most(
+                    lka("output_mb"),
+                    a.output_mb,
+                    bounds::MAX_DISK_GB * 1e3,
+                    "MB",
+                )?;
                 non_negative(lka("weight"), a.weight)?;
+                at_most(lka("weight"), a.weight, bounds::MAX_WEIGHT, "")?;
                 if !(0.0..1.0).contains(&a.failure_fraction) {
                     return Err((
                         ka("failure_fraction"),
@@ -1198,6 +1267,29 @@ pub fn toml_message(text: &str, e: &toml::de::Error) -> String {
     if m.contains("number too large to fit in target type") {
         return format!("{m}: TOML integers range from -9223372036854775808 to 9223372036854775807 (a larger `seed` is written as a string of digits: `seed = \"18446744073709551615\"`)");
     }
+    // serde names the type (`expected u32`), not the key or the range.
+    let whole = [
+        ("u8", u8::MAX as u64),
+        ("u16", u16::MAX as u64),
+        ("u32", u32::MAX as u64),
+        ("u64", u64::MAX),
+        ("usize", usize::MAX as u64),
+    ]
+    .into_iter()
+    .find(|(t, _)| m.ends_with(&format!("expected {t}")));
+    if let (Some((_, max)), Some(span)) = (whole, e.span()) {
+        let value = text.get(span.clone()).unwrap_or("").trim();
+        let line_start = text[..span.start.min(text.len())]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let key = text[line_start..span.start.min(text.len())]
+            .trim_end()
+            .strip_suffix('=')
+            .map(str::trim)
+            .filter(|k| !k.is_empty() && !k.contains(['{', ',']));
+        let what = key.map_or(String::new(), |k| format!("`{k}` "));
+        return format!("{what}must be a whole number from 0 to {max}, found {value}");
+    }
     if !m.is_empty() {
         return m.to_string();
     }
@@ -1322,8 +1414,17 @@ pub mod bounds {
     pub const MIN_FLOPS_PER_SECOND: f64 = 1e3;
     /// FLOPs of one job.
     pub const MAX_JOB_FLOPS: f64 = 1e30;
-    /// A project's resource share.
+    /// A project's resource share, at most and at least (shares 10^24
+    /// apart still give fractions that mean something; a subnormal share,
+    /// 1e-310, gave two equal projects 0.94 and 0.06 of the work).
     pub const MAX_SHARE: f64 = 1e12;
+    pub const MIN_SHARE: f64 = 1e-12;
+    /// A disk, a disk preference or a file, in GB: a zettabyte (`import`
+    /// writes BOINC's "no limit", 0, as 10^12 GB; sums of files stay
+    /// finite).
+    pub const MAX_DISK_GB: f64 = 1e12;
+    /// An app's weight (the server's draw sums them: they must stay finite).
+    pub const MAX_WEIGHT: f64 = 1e12;
     /// Characters of a name (of a scenario, project, app, GPU kind, sweep
     /// or search space) or a sweep's label, as BOINC's database holds an
     /// app's: an explained run copies names into its records, and 1,000

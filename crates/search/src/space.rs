@@ -102,6 +102,18 @@ impl Space {
         if let Some(m) = vcsim_framework::scenario::name_fault("name", raw.name.get_ref()) {
             return Err(err("name", Some(raw.name.span()), m));
         }
+        // A path goes into messages, which keep line breaks: a line break
+        // in one could forge a line of them.
+        if raw.scenario.get_ref().contains('\n') {
+            return Err(err(
+                "scenario",
+                Some(raw.scenario.span()),
+                format!(
+                    "`{}` holds a line break: rename the file",
+                    vcsim_framework::text::escape_controls(raw.scenario.get_ref())
+                ),
+            ));
+        }
         let dir = path.parent().unwrap_or(Path::new("."));
         let scenario_path = dir.join(raw.scenario.get_ref());
         let base = Scenario::load(&scenario_path)

@@ -567,6 +567,34 @@ impl Sweep {
         if let Some(m) = vcsim_framework::scenario::name_fault("name", raw.name.get_ref()) {
             return Err(err("name", Some(raw.name.span()), m));
         }
+        // Paths go into messages, which keep line breaks: a line break in
+        // one could forge a line of them.
+        let controls = |v: &str| v.contains('\n');
+        if controls(raw.scenario.get_ref()) {
+            return Err(err(
+                "scenario",
+                Some(raw.scenario.span()),
+                format!(
+                    "`{}` holds a line break: rename the file",
+                    vcsim_framework::text::escape_controls(raw.scenario.get_ref())
+                ),
+            ));
+        }
+        if let Some(p) = raw
+            .policies
+            .get_ref()
+            .iter()
+            .find(|p| controls(p.get_ref()))
+        {
+            return Err(err(
+                "policies",
+                Some(p.span()),
+                format!(
+                    "`{}` holds a line break",
+                    vcsim_framework::text::escape_controls(p.get_ref())
+                ),
+            ));
+        }
         let dir = path.parent().unwrap_or(Path::new(""));
         let scenario_rel = raw.scenario.get_ref().clone();
         let scenario_path = dir.join(&scenario_rel);

@@ -6,7 +6,7 @@
 //! plots as an unsharded run.
 
 use crate::data::{label_of, sha256_hex, Definition, Manifest, Row, MAX_CELLS, MAX_RUNS};
-use crate::summary::{summarize, SummaryLine};
+use crate::summary::{summarize_each, SummaryLine};
 use std::path::{Path, PathBuf};
 use vcsim_framework::input;
 use vcsim_framework::metrics::round6;
@@ -79,11 +79,17 @@ fn results_csv(def: &Definition, rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
     w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
 }
 
-fn summary_csv(def: &Definition, lines: &[SummaryLine]) -> Result<Vec<u8>, csv::Error> {
+/// Writes `summary.csv` line by line as the summary is made, and returns
+/// the lines of the metrics to plot (none without an axis).
+fn summary_csv(
+    def: &Definition,
+    rows: &[Row],
+    out: impl std::io::Write,
+) -> Result<Vec<SummaryLine>, csv::Error> {
     let known = labels(def);
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
+        .from_writer(out);
     let mut header: Vec<String> = vec!["cell".into()];
     header.extend(def.axes.iter().map(|a| a.param.clone()));
     header.extend(
@@ -103,7 +109,13 @@ fn summary_csv(def: &Definition, lines: &[SummaryLine]) -> Result<Vec<u8>, csv::
         .map(String::from),
     );
     w.write_record(&header)?;
-    for s in lines {
+    let plotted = |m: &str| !def.axes.is_empty() && def.metrics.iter().any(|x| x == m);
+    let mut kept = Vec::new();
+    let mut failed = None;
+    summarize_each(def, rows, |s| {
+        if failed.is_some() {
+            return;
+        }
         let mut rec: Vec<String> = vec![s.cell.to_string()];
         rec.extend(s.labels.iter().cloned());
         rec.extend([
@@ -119,9 +131,17 @@ fn summary_csv(def: &Definition, lines: &[SummaryLine]) -> Result<Vec<u8>, csv::
             opt(s.diff.and_then(|d| d.high())),
             s.verdict.unwrap_or("").to_string(),
         ]);
-        w.write_record(&rec)?;
+        if let Err(e) = w.write_record(&rec) {
+            failed = Some(e);
+        } else if plotted(&s.metric) {
+            kept.push(s);
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
-    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+    w.flush()?;
+    Ok(kept)
 }
 
 /// The names vcsim owns in an output directory: `results.csv`,
@@ -244,10 +264,10 @@ pub fn write_outputs(dir: &Path, manifest: &Manifest, rows: &[Row]) -> std::io::
     let p = dir.join("results.csv");
     let results = results_csv(def, rows).map_err(|e| io_err(&p, e))?;
     std::fs::write(&p, &results).map_err(|e| io_err(&p, e))?;
-    let summary = summarize(def, rows);
     let p = dir.join("summary.csv");
-    std::fs::write(&p, summary_csv(def, &summary).map_err(|e| io_err(&p, e))?)
-        .map_err(|e| io_err(&p, e))?;
+    let file = std::fs::File::create(&p).map_err(|e| io_err(&p, e))?;
+    let summary =
+        summary_csv(def, rows, std::io::BufWriter::new(file)).map_err(|e| io_err(&p, e))?;
     // Without an axis there is no line to draw: no plot.
     for m in def.metrics.iter().filter(|_| !def.axes.is_empty()) {
         let p = dir.join(format!("{m}.svg"));

@@ -17,6 +17,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::collections::HashMap;
 use vcsim_framework::metrics::round6;
 use vcsim_framework::{Family, PolicySpec};
 
@@ -445,6 +446,15 @@ fn fit(s: &str, px: f64) -> String {
     t
 }
 
+/// Each label's first position.
+fn first_positions(labels: &[String]) -> HashMap<&str, usize> {
+    let mut m = HashMap::with_capacity(labels.len());
+    for (i, l) in labels.iter().enumerate() {
+        m.entry(l.as_str()).or_insert(i);
+    }
+    m
+}
+
 fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<String, String> {
     let axis = def
         .axes
@@ -462,8 +472,11 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
         .get(1)
         .map(|a| a.values.iter().map(value_label).collect())
         .unwrap_or_default();
+    // Each value's first position, by label: a summary line is placed in
+    // constant time (a search per line made a 40,000-cell plot quadratic).
+    let (at0, at1) = (first_positions(&labels0), first_positions(&labels1));
     let x_of = |label: &str| -> Option<f64> {
-        let i = labels0.iter().position(|l| l == label)?;
+        let i = *at0.get(label)?;
         Some(match &numeric {
             Some(xs) if log => xs[i].log10(),
             Some(xs) => xs[i],
@@ -476,14 +489,12 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
     let one_policy = def.policies.len() == 1;
     let two = def.axes.len() > 1;
     let mut series: Vec<Series> = Vec::new();
+    let mut series_of: HashMap<(usize, Option<usize>), usize> = HashMap::new();
     for s in summary.iter().filter(|s| s.metric == metric) {
         let Some(p) = def.policies.iter().position(|q| *q == s.policy) else {
             continue;
         };
-        let v = s
-            .labels
-            .get(1)
-            .and_then(|l| labels1.iter().position(|x| x == l));
+        let v = s.labels.get(1).and_then(|l| at1.get(l.as_str()).copied());
         if two && v.is_none() {
             continue;
         }
@@ -495,9 +506,10 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
         };
         let lo = s.ci_low.filter(|v| v.is_finite()).unwrap_or(mean);
         let hi = s.ci_high.filter(|v| v.is_finite()).unwrap_or(mean);
-        match series.iter_mut().find(|z| z.policy == p && z.value == v) {
-            Some(z) => z.points.push((x, mean, lo, hi)),
+        match series_of.get(&(p, v)) {
+            Some(&k) => series[k].points.push((x, mean, lo, hi)),
             None => {
+                series_of.insert((p, v), series.len());
                 let (color, style) = match v {
                     Some(j) if one_policy => (j, 0),
                     Some(j) => (j, p),

@@ -30,6 +30,15 @@ pub struct SummaryLine {
 /// and a run finds its baseline partner by replication in a map (a scan of
 /// the cell per run made 100,000 replications of two policies take minutes).
 pub fn summarize(def: &Definition, rows: &[Row]) -> Vec<SummaryLine> {
+    let mut out = Vec::new();
+    summarize_each(def, rows, |l| out.push(l));
+    out
+}
+
+/// [`summarize`], each line given to `each` as it is made, so that a big
+/// sweep's summary goes to its file without being held (some 300 bytes a
+/// line, eight metrics a cell: a million cells held took gigabytes).
+pub fn summarize_each(def: &Definition, rows: &[Row], mut each: impl FnMut(SummaryLine)) {
     use std::collections::HashMap;
     // Each policy's list, by its first place in the definition (a policy
     // listed twice reads the same rows twice, as it always did).
@@ -37,7 +46,6 @@ pub fn summarize(def: &Definition, rows: &[Row]) -> Vec<SummaryLine> {
     for (p, policy) in def.policies.iter().enumerate() {
         slot.entry(policy.as_str()).or_insert(p);
     }
-    let mut out = Vec::new();
     let mut i = 0;
     while i < rows.len() {
         let cell = rows[i].cell;
@@ -92,7 +100,7 @@ pub fn summarize(def: &Definition, rows: &[Row]) -> Vec<SummaryLine> {
                         .collect();
                     (!d.is_empty()).then(|| Estimate::of(&d))
                 };
-                out.push(SummaryLine {
+                each(SummaryLine {
                     cell,
                     labels: mine[0].labels.clone(),
                     policy: policy.clone(),
@@ -108,7 +116,6 @@ pub fn summarize(def: &Definition, rows: &[Row]) -> Vec<SummaryLine> {
         }
         i = j;
     }
-    out
 }
 
 #[cfg(test)]

@@ -55,11 +55,7 @@ pub struct ClientState {
 /// the least of `disk_max_used_gb`, `disk_max_used_pct` of the disk, and the
 /// disk less non-BOINC usage less `disk_min_free_gb`; never negative.
 pub fn total_disk_limit(s: &Scenario) -> f64 {
-    let gb = 1e9;
-    let abs = s.client.disk_max_used_gb * gb;
-    let pct = s.host.disk_gb * gb * s.client.disk_max_used_pct / 100.0;
-    let min_free = (s.host.disk_gb - s.host.non_boinc_used_gb - s.client.disk_min_free_gb) * gb;
-    abs.min(pct).min(min_free).max(0.0)
+    s.disk_limit_bytes()
 }
 
 impl ClientState {
@@ -133,6 +129,8 @@ impl ClientState {
                     exp_avg_cpu: 0.0,
                     exp_mark: 0.0,
                     rec: 0.0,
+                    held: vec![0.0; nrsc],
+                    held_extra_cpus: 0.0,
                     rec_mark: vec![0.0; nrsc],
                     stats: ProjectStats {
                         busy_seconds: vec![0.0; nrsc],
@@ -255,16 +253,18 @@ impl ClientState {
     }
 
     /// `p`'s recent estimated credit at `t` (not before the last event):
-    /// folded from the last event with the usage rates of now.
+    /// folded from the last event with the instances its computing jobs
+    /// hold now (CPUs not slowed by over-commitment, as BOINC credits).
     pub fn rec_at(&self, p: usize, t: Time) -> f64 {
         let pr = &self.projects[p];
         if t <= self.usage_mark {
             return pr.rec;
         }
         let dt = t - self.usage_mark;
-        let credit = crate::rec::credit(
-            (pr.usage_rate.iter().enumerate()).map(|(r, x)| (x * dt, self.host.instance_flops(r))),
-        );
+        let credit = crate::rec::credit((pr.usage_rate.iter().enumerate()).map(|(r, x)| {
+            let held = if r == CPU { x + pr.held_extra_cpus } else { *x };
+            (held * dt, self.host.instance_flops(r))
+        }));
         crate::rec::fold(pr.rec, dt, credit, self.prefs.rec_half_life)
     }
 

@@ -88,7 +88,16 @@ pub struct ProjectState {
     /// Recent estimated credit (today's client's REC), in credits per day,
     /// as of `usage_mark`; `View::rec` projects it to the view's time.
     pub(crate) rec: f64,
-    /// `usage` when REC was last folded.
+    /// Instance-seconds its computing jobs held per resource, cumulative to
+    /// `usage_mark`: each job's CPUs and GPUs as it claims them, not slowed
+    /// while the CPUs are over-committed (what REC credits, as BOINC's
+    /// `accumulate_inst_sec` counts `avg_ncpus`).
+    pub(crate) held: Vec<f64>,
+    /// CPUs its computing jobs hold now beyond what `usage_rate` counts
+    /// (those over-commitment slows away; GPUs are never slowed): the rate
+    /// of `held` is `usage_rate`, plus this on the CPU.
+    pub(crate) held_extra_cpus: f64,
+    /// `held` when REC was last folded.
     pub(crate) rec_mark: Vec<f64>,
     pub stats: ProjectStats,
     pub has_rsc_apps: Vec<bool>,

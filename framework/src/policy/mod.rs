@@ -20,6 +20,7 @@ pub use error::{PolicyError, PolicyResult};
 pub use view::View;
 
 use crate::model::Job;
+pub use crate::rpc::ClientRules;
 use crate::time::Time;
 
 /// Which jobs run on which resources now.
@@ -84,6 +85,11 @@ pub trait WorkFetcher: Send {
     /// off (BOINC 2007). A per-resource fetcher backs off per resource instead.
     fn backoff_on_empty_reply(&self, _v: &View) -> PolicyResult<bool> {
         Ok(true)
+    }
+    /// The client this fetcher belongs to: when it reports finished jobs,
+    /// and how many RPCs it makes in a step. Asked once, at the start.
+    fn client_rules(&self) -> ClientRules {
+        ClientRules::BOINC_2007
     }
 }
 

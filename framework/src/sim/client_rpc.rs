@@ -7,13 +7,9 @@ use super::{live_view, SimError, Simulation};
 use crate::model::{Job, JobState};
 use crate::policy::{RpcReply, RscStatus, WorkRequest};
 use crate::registry::Family;
-use crate::rpc;
+use crate::rpc::{self, MAX_RPCS_PER_STEP};
 use crate::time::{format_time, Time};
 use crate::timeline::TimelineRpc;
-
-/// At most this many RPCs in one step, so that a policy that keeps asking
-/// cannot loop for ever.
-pub(super) const MAX_RPCS_PER_STEP: usize = 32;
 
 impl Simulation {
     pub(super) fn connection_blocked(&self, t: Time) -> bool {
@@ -24,10 +20,11 @@ impl Simulation {
         }
     }
 
-    /// The report trigger time of a finished job (BOINC's overdue results).
+    /// The time after which a finished job is overdue (BOINC's overdue
+    /// results: `now > due`, strictly, in 2007's client and today's).
     pub(super) fn report_due(&self, j: &Job) -> Time {
         let cushion = rpc::REPORT_DEADLINE_CUSHION.max(self.st.prefs.work_buf_min);
-        (j.deadline - cushion).min(j.finished_at + rpc::REPORT_MAX_WAIT)
+        (j.deadline - cushion).min(j.finished_at + self.client.report_max_wait)
     }
 
     /// A project with overdue results that can be contacted now: the one with
@@ -39,8 +36,13 @@ impl Simulation {
             if !pr.rpc.contactable(now) {
                 continue;
             }
+            let mut ready = 0;
             let overdue = self.st.jobs.iter().any(|j| {
-                j.project == p && j.state == JobState::Finished && now >= self.report_due(j)
+                if j.project != p || j.state != JobState::Finished {
+                    return false;
+                }
+                ready += 1;
+                now > self.report_due(j) || self.client.report_at_ready.is_some_and(|n| ready >= n)
             });
             if overdue {
                 let avg = self.st.exp_avg_cpu_at(p, now);
@@ -56,7 +58,8 @@ impl Simulation {
     pub(super) fn rpc_loop(&mut self) -> Result<(), SimError> {
         let now = self.st.now;
         self.quiet_through = None;
-        for rpcs in 0..MAX_RPCS_PER_STEP {
+        let per_step = self.client.rpcs_per_step.min(MAX_RPCS_PER_STEP);
+        for rpcs in 0..per_step {
             if self.connection_blocked(now) {
                 return Ok(());
             }
@@ -126,7 +129,16 @@ impl Simulation {
                 self.schedule()?;
             }
         }
-        // Said once: a big host can reach the cap at every step for days.
+        // The client may want another RPC: the event-driven mode visits the
+        // next step, as the fixed-step one does (an overdue report that
+        // waited for this step's one RPC is no event of the state's).
+        self.rpcs_left = true;
+        // A client of one RPC a step (today's emulator) is done; one that
+        // would go on is stopped, and told so once: a big host can reach
+        // the cap at every step for days.
+        if per_step < MAX_RPCS_PER_STEP {
+            return Ok(());
+        }
         self.rpc_cap_steps += 1;
         if self.rpc_cap_steps == 1 {
             self.log.push(

@@ -45,9 +45,10 @@ impl Simulation {
             .iter()
             .filter(|j| j.state == JobState::Finished)
         {
+            // Overdue strictly after `due`.
             let due = self.report_due(j);
-            if due > t {
-                n = n.min(clock.step_at_or_after(due));
+            if due >= t {
+                n = n.min(clock.step_after(due));
             }
         }
         let ci = self.st.connection_interval;
@@ -84,7 +85,7 @@ impl Simulation {
     pub(super) fn next_event_step(&mut self) -> Result<u64, SimError> {
         let k = self.k;
         let quiet = self.quiet_through.take();
-        if self.opts.stepping == Stepping::FixedStep {
+        if self.opts.stepping == Stepping::FixedStep || std::mem::take(&mut self.rpcs_left) {
             return Ok(k + 1);
         }
         let (n, blocked) = self.state_event_step(k);

@@ -36,6 +36,7 @@ use crate::model::{ClientState, RunMode};
 use crate::policy::{PolicyError, PolicySet, RunList};
 use crate::registry::Family;
 use crate::rng::{stream, SimRng};
+use crate::rpc::ClientRules;
 use crate::scenario::Scenario;
 use crate::time::{format_time, Clock, Time};
 use crate::timeline::Timeline;
@@ -205,6 +206,10 @@ pub struct Simulation {
     quiet_through: Option<Time>,
     /// Steps at which the RPC loop reached `MAX_RPCS_PER_STEP`.
     rpc_cap_steps: u64,
+    /// The fetcher's client's rules of reporting and RPCs a step.
+    client: ClientRules,
+    /// This step's RPC loop stopped at its count of RPCs a step.
+    rpcs_left: bool,
     explanation: Option<Explanation>,
     /// The scenario's own warnings (`Scenario::warnings`), first in the run's.
     scenario_warnings: Vec<String>,
@@ -226,7 +231,10 @@ impl Simulation {
         let states = host.at_start();
         st.host_on = states[0];
         (st.cpu_allowed, st.gpu_allowed) = progress::allowed(states);
+        let client = pol.fetch.client_rules();
         let mut sim = Simulation {
+            client,
+            rpcs_left: false,
             st,
             pol,
             policy_name: policy_name.to_string(),
@@ -390,7 +398,7 @@ impl Simulation {
         if self.rpc_cap_steps > 1 {
             let msg = format!(
                 "{} RPCs in one step, at {} steps in all",
-                client_rpc::MAX_RPCS_PER_STEP,
+                crate::rpc::MAX_RPCS_PER_STEP,
                 self.rpc_cap_steps
             );
             self.log.push(self.st.now, "simulator", &msg);

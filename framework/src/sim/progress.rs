@@ -194,10 +194,12 @@ impl Simulation {
             ran[j.project] = true;
             let pr = &mut self.st.projects[j.project];
             pr.usage[CPU] += j.cpu_share * ran_s;
+            pr.held[CPU] += j.cpus * ran_s;
             busy[CPU] += j.cpu_share * ran_s;
             if let Some((r, n)) = j.gpu {
                 j.gpu_seconds += n * ran_s;
                 pr.usage[r] += n * ran_s;
+                pr.held[r] += n * ran_s;
                 busy[r] += n * ran_s;
             }
             if done {
@@ -238,13 +240,15 @@ impl Simulation {
                 }
             }
             // Today's client's recent estimated credit: it decays on and off.
+            // It credits the instances the jobs hold, CPUs unslowed by
+            // over-commitment (BOINC's `accumulate_inst_sec`: `avg_ncpus`).
             let host = &self.st.host;
             let credit = crate::rec::credit(
-                (pr.usage.iter().zip(&pr.rec_mark).enumerate())
+                (pr.held.iter().zip(&pr.rec_mark).enumerate())
                     .map(|(r, (u, m))| (u - m, host.instance_flops(r))),
             );
             pr.rec = crate::rec::fold(pr.rec, span, credit, self.st.prefs.rec_half_life);
-            pr.rec_mark.copy_from_slice(&pr.usage);
+            pr.rec_mark.copy_from_slice(&pr.held);
             if self.st.host_on {
                 // The RPC document's exponentially averaged CPU time.
                 let d = pr.usage[CPU] - pr.exp_mark;
@@ -331,6 +335,7 @@ impl Simulation {
         };
         for pr in self.st.projects.iter_mut() {
             pr.usage_rate.iter_mut().for_each(|x| *x = 0.0);
+            pr.held_extra_cpus = 0.0;
         }
         let now = self.time(self.mark_k);
         for i in 0..self.st.jobs.len() {
@@ -343,6 +348,8 @@ impl Simulation {
                 j.cpu_share = j.cpus * if j.gpu.is_some() { gpu_scale } else { s };
                 let pr = &mut self.st.projects[j.project];
                 pr.usage_rate[CPU] += j.cpu_share;
+                // REC credits the CPUs held, not the share left after slowing.
+                pr.held_extra_cpus += j.cpus - j.cpu_share;
                 if let Some((r, n)) = j.gpu {
                     pr.usage_rate[r] += n;
                 }

@@ -198,23 +198,36 @@ impl Simulation {
         let mut result = Ok(());
         let mut refused = 0u64;
         let mut explained = self.explanation.is_some().then(Vec::new);
+        // An app the sender skips is not drawn again in this pass (BOINC's
+        // emulator marks it `dont_use`, and draws only among the apps whose
+        // resource is still asked for): the pass ends when the sender stops,
+        // the reply is full, or no app is left to draw.
+        let mut skipped = vec![false; eligible.len()];
         for (pass, &budget) in free.iter().take(npasses).enumerate() {
             sent.clear();
             refused = 0;
+            skipped.iter_mut().for_each(|x| *x = false);
+            let (mut left, mut left_w) = (eligible.len(), total_w);
             let mut used = 0.0;
-            let mut skips = 0;
-            let max_skips = 2 * eligible.len() + 2;
+            let mut withheld = 0;
+            let max_withheld = 2 * eligible.len() + 2;
             let rng = &mut self.servers.job_rng[p];
-            while sent.len() < room {
-                let mut x = rng.gen::<f64>() * total_w;
-                let mut a = *eligible.last().expect("non-empty");
-                for &e in &eligible {
+            while sent.len() < room && left > 0 {
+                let mut x = rng.gen::<f64>() * left_w;
+                let mut drawn = None;
+                for (i, &e) in eligible.iter().enumerate() {
+                    if skipped[i] {
+                        continue;
+                    }
+                    drawn = Some(i);
                     x -= pr.apps[e].weight;
                     if x < 0.0 {
-                        a = e;
                         break;
                     }
                 }
+                // (The last app left when rounding leaves `x` at 0 or more.)
+                let i = drawn.expect("an app is left");
+                let a = eligible[i];
                 let app = &pr.apps[a];
                 let speed = app.speed(&self.st.host);
                 let cand = Candidate {
@@ -253,8 +266,8 @@ impl Simulation {
                             // Withheld for lack of space; the pass ends when
                             // not even the smallest job would fit.
                             refused += 1;
-                            skips += 1;
-                            if skips > max_skips || used + smallest > budget {
+                            withheld += 1;
+                            if withheld > max_withheld || used + smallest > budget {
                                 break;
                             }
                         } else {
@@ -263,10 +276,12 @@ impl Simulation {
                         }
                     }
                     Ok(Verdict::Skip) => {
-                        skips += 1;
-                        if skips > max_skips {
-                            break;
-                        }
+                        skipped[i] = true;
+                        left -= 1;
+                        left_w = (eligible.iter().zip(&skipped))
+                            .filter(|(_, &s)| !s)
+                            .map(|(&e, _)| pr.apps[e].weight)
+                            .sum();
                     }
                     Ok(Verdict::Stop) => break,
                     Err(e) => {

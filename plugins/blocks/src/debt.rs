@@ -31,26 +31,33 @@ impl UsageMeter {
     /// Per project, instance-seconds of `rsc` used since the last call, and
     /// the available seconds and the elapsed seconds since then.
     pub fn take(&mut self, v: &View, rsc: Rsc, out: &mut Vec<f64>) -> (f64, f64) {
+        let r = self.peek(v, rsc, out);
         let np = v.projects().len();
-        if self.last.len() != np {
-            self.last = vec![0.0; np];
+        self.last.resize(np, 0.0);
+        for p in 0..np {
+            self.last[p] = v.usage_seconds(p, rsc);
         }
+        self.last_available = v.available_seconds();
+        self.last_time = v.now();
+        self.started = true;
+        r
+    }
+
+    /// What `take` would return now, without starting a new interval.
+    pub fn peek(&self, v: &View, rsc: Rsc, out: &mut Vec<f64>) -> (f64, f64) {
+        let np = v.projects().len();
+        let fresh = self.last.len() != np;
         out.clear();
         for p in 0..np {
-            let u = v.usage_seconds(p, rsc);
-            out.push(u - self.last[p]);
-            self.last[p] = u;
+            let last = if fresh { 0.0 } else { self.last[p] };
+            out.push(v.usage_seconds(p, rsc) - last);
         }
-        let a = v.available_seconds();
-        let da = a - self.last_available;
-        self.last_available = a;
+        let da = v.available_seconds() - self.last_available;
         let dt = if self.started {
             v.now() - self.last_time
         } else {
             0.0
         };
-        self.last_time = v.now();
-        self.started = true;
         (da, dt)
     }
 }
@@ -158,6 +165,11 @@ impl ShortTermDebt {
 /// reset; an interval longer than two scheduling periods (the host was
 /// off) is discarded, as for the short-term debt. (The rule that a project
 /// earns only after it has supplied a job, D(P, R), is the GPU fetcher's.)
+///
+/// BOINC's `compute_work_requests` adjusts the debts before it decides, so
+/// a fetch decision reads [`LongTermDebt::current`], the debts charged up
+/// to the view's time; `update` (the accounting, at every CPU scheduling
+/// and before an RPC) keeps them.
 #[derive(Debug, Clone, Default)]
 pub struct LongTermDebt {
     pub ltd: Vec<f64>,
@@ -166,43 +178,90 @@ pub struct LongTermDebt {
     earns: Vec<bool>,
 }
 
+/// The debts as of a view's time, and their scratch (see
+/// [`LongTermDebt::current`]).
+#[derive(Debug, Clone, Default)]
+pub struct CurrentDebt {
+    pub ltd: Vec<f64>,
+    work: Vec<f64>,
+    earns: Vec<bool>,
+}
+
+impl CurrentDebt {
+    pub fn get(&self, p: usize) -> f64 {
+        self.ltd.get(p).copied().unwrap_or(0.0)
+    }
+
+    /// The projects that earned in the charge (all false if it was dropped).
+    pub fn earning(&self) -> &[bool] {
+        &self.earns
+    }
+}
+
 impl LongTermDebt {
     /// Charges the work done since the last call.
     pub fn update(&mut self, v: &View) {
         let np = v.projects().len();
         self.ltd.resize(np, 0.0);
         let (_, dt) = self.meter.take(v, CPU, &mut self.work);
-        if dt > 2.0 * v.prefs().sched_period {
-            return;
-        }
-        self.earns.clear();
-        self.earns.resize(np, false);
-        for j in v.jobs() {
-            if j.gpu.is_none() && j.is_runnable() {
-                self.earns[j.project] = true;
-            }
-        }
-        for p in 0..np {
-            self.earns[p] |= v.contactable(p) || self.work[p] > 0.0;
-        }
-        let total: f64 = self.work.iter().sum();
-        let shares: f64 = (0..np)
-            .filter(|&p| self.earns[p])
-            .map(|p| v.project(p).resource_share)
-            .sum();
-        for p in 0..np {
-            if self.earns[p] {
-                self.ltd[p] += v.project(p).resource_share / shares * total - self.work[p];
-            }
-        }
-        let mean = self.ltd.iter().sum::<f64>() / np.max(1) as f64;
-        for x in &mut self.ltd {
-            *x -= mean;
-        }
+        charge(v, dt, &self.work, &mut self.earns, &mut self.ltd);
+    }
+
+    /// The debts `update` would leave if called now, into `out`; `self`
+    /// is left as it is.
+    pub fn current<'a>(&self, v: &View, out: &'a mut CurrentDebt) -> &'a CurrentDebt {
+        let np = v.projects().len();
+        out.ltd.clear();
+        out.ltd.extend_from_slice(&self.ltd);
+        out.ltd.resize(np, 0.0);
+        let (_, dt) = self.meter.peek(v, CPU, &mut out.work);
+        charge(v, dt, &out.work, &mut out.earns, &mut out.ltd);
+        out
     }
 
     pub fn get(&self, p: usize) -> f64 {
         self.ltd.get(p).copied().unwrap_or(0.0)
+    }
+
+    /// The time after which a charge would be dropped as too long (two
+    /// scheduling periods after the last `update`), if there was one.
+    pub fn drops_after(&self, v: &View) -> Option<f64> {
+        self.meter
+            .started
+            .then(|| self.meter.last_time + 2.0 * v.prefs().sched_period)
+    }
+}
+
+/// `adjust_debts`'s long-term part: `work[p]`, the CPU-seconds p used in
+/// the `dt` seconds since the last charge.
+fn charge(v: &View, dt: f64, work: &[f64], earns: &mut Vec<bool>, ltd: &mut [f64]) {
+    let np = v.projects().len();
+    earns.clear();
+    earns.resize(np, false);
+    if dt > 2.0 * v.prefs().sched_period {
+        return;
+    }
+    for j in v.jobs() {
+        if j.gpu.is_none() && j.is_runnable() {
+            earns[j.project] = true;
+        }
+    }
+    for p in 0..np {
+        earns[p] |= v.contactable(p) || work[p] > 0.0;
+    }
+    let total: f64 = work.iter().sum();
+    let shares: f64 = (0..np)
+        .filter(|&p| earns[p])
+        .map(|p| v.project(p).resource_share)
+        .sum();
+    for p in 0..np {
+        if earns[p] {
+            ltd[p] += v.project(p).resource_share / shares * total - work[p];
+        }
+    }
+    let mean = ltd.iter().sum::<f64>() / np.max(1) as f64;
+    for x in ltd.iter_mut() {
+        *x -= mean;
     }
 }
 

@@ -542,9 +542,26 @@ impl ListSim {
                 }
                 self.cursor[q] = c + 1;
                 if c < list.len() {
+                    let j = &jobs[list[c].index];
+                    let pr = v.project(p);
+                    // Intended: a cap reached before this job (the
+                    // project's, by its jobs on another resource: GPUs are
+                    // picked first) keeps it out, as the scheduler keeps it
+                    // from running. As built, BOINC tests the caps only
+                    // after adding a job, so it adds one the scheduler
+                    // will not run (and a CPU can look busy while idle).
+                    let app_cap = pr.apps[j.app].max_concurrent;
+                    if order == ProjectOrder::Intended
+                        && self.has_mc[p]
+                        && ((app_cap > 0 && self.app_count[app_at[p] + j.app] >= app_cap)
+                            || (pr.max_concurrent > 0 && self.proj_count[p] >= pr.max_concurrent))
+                    {
+                        self.last_mc_limit_reltime[q] = reltime;
+                        projects.remove(at);
+                        continue;
+                    }
                     let n = c;
                     self.picked[q] += 1;
-                    let j = &jobs[self.pending[q][n].index];
                     self.active.push((q, n));
                     self.used[CPU] += j.cpus;
                     self.used_p[p * nr + CPU] += j.cpus;
@@ -555,11 +572,9 @@ impl ListSim {
                     if order == ProjectOrder::Intended {
                         self.prio.bump(v, j);
                     }
-                    let pr = v.project(p);
                     let a = app_at[p] + j.app;
                     self.app_count[a] += 1;
                     self.proj_count[p] += 1;
-                    let app_cap = pr.apps[j.app].max_concurrent;
                     if (app_cap > 0 && self.app_count[a] >= app_cap)
                         || (pr.max_concurrent > 0 && self.proj_count[p] >= pr.max_concurrent)
                     {

@@ -7,12 +7,14 @@
 //! largest long-term debt plus round-robin shortfall is asked (2007 used
 //! the shortfall of the last CPU scheduling's simulation; vcsim that of the
 //! last accounting, which runs at every scheduling and before each RPC).
+//! The debts are those charged up to the decision's time: 2007's
+//! `compute_work_requests` runs `adjust_debts` before the old rule.
 //!
 //! The v4 document's rule (time to run out below the buffer minimum, then
 //! fill) is `wf1-v4`.
 
 use std::cell::RefCell;
-use vcsim_blocks::debt::LongTermDebt;
+use vcsim_blocks::debt::{CurrentDebt, LongTermDebt};
 use vcsim_blocks::quiet;
 use vcsim_blocks::rr_sim::{self, RrResult};
 use vcsim_framework::explain::{clock, short_duration};
@@ -21,6 +23,8 @@ use vcsim_framework::{JobState, PolicyResult, Reason, Time, View, WorkFetcher, W
 #[derive(Default)]
 pub struct Wf1 {
     pub ltd: LongTermDebt,
+    /// The debts as of the last decision's time.
+    now_ltd: RefCell<CurrentDebt>,
     /// Each project's round-robin shortfall at the last accounting.
     shortfall: Vec<f64>,
     rr: RrResult,
@@ -61,12 +65,14 @@ impl Wf1 {
         let mut g = self.scratch.borrow_mut();
         let d = &mut g.0;
         queued(v, |i| v.remaining_seconds(&v.jobs()[i]), d)?;
+        let mut now_ltd = self.now_ltd.borrow_mut();
+        let ltd = self.ltd.current(v, &mut now_ltd);
         let mut best: Option<(usize, f64)> = None;
         for p in 0..v.projects().len() {
             if !Wf1::askable(v, p) || d[p] >= target(v, p) {
                 continue;
             }
-            let score = self.ltd.get(p) + self.shortfall.get(p).copied().unwrap_or(0.0);
+            let score = ltd.get(p) + self.shortfall.get(p).copied().unwrap_or(0.0);
             // Ties go to the later project, as in 2007.
             if best.is_none_or(|(_, b)| score >= b) {
                 best = Some((p, score));
@@ -129,7 +135,9 @@ impl WorkFetcher for Wf1 {
         let mut d = Vec::new();
         queued(v, |i| v.remaining_seconds(&v.jobs()[i]), &mut d)?;
         let name = |p: usize| v.project(p).name.as_str();
-        let score = |p: usize| self.ltd.get(p) + self.shortfall.get(p).copied().unwrap_or(0.0);
+        let mut ltd = CurrentDebt::default();
+        let ltd = self.ltd.current(v, &mut ltd);
+        let score = |p: usize| ltd.get(p) + self.shortfall.get(p).copied().unwrap_or(0.0);
         let p = req.project;
         let mut parts = vec![format!(
             "{} has {} of CPU work queued, below its share of the buffer {}: asks for the difference",
@@ -174,7 +182,7 @@ impl WorkFetcher for Wf1 {
                 .with("project", name(p))
                 .with("queued_s", d[p])
                 .with("target_s", target(v, p))
-                .with("ltd_s", self.ltd.get(p))
+                .with("ltd_s", ltd.get(p))
                 .with("score_s", score(p))
                 .with("req_seconds", req.work_req_seconds),
         ))

@@ -4,11 +4,13 @@
 //! there is one, the project with the largest long-term debt (plus its own
 //! shortfall) is asked for it; a project whose jobs are in deadline trouble,
 //! or that is overworked (LTD below minus one scheduling period), is not.
+//! As in 2007, the debts are brought up to the decision's time first
+//! (`adjust_debts` opens `compute_work_requests`).
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use vcsim_blocks::debt::LongTermDebt;
+use vcsim_blocks::debt::{CurrentDebt, LongTermDebt};
 use vcsim_blocks::key::Key;
 use vcsim_blocks::quiet;
 use vcsim_blocks::rr_sim::{self, RrResult};
@@ -26,6 +28,8 @@ pub enum Urgency {
 
 pub struct Wf2 {
     pub ltd: LongTermDebt,
+    /// The debts as of the last decision's time (see `current_ltd`).
+    now_ltd: RefCell<CurrentDebt>,
     rr: RefCell<RrResult>,
     quiet: RefCell<QuietScratch>,
     /// In an explained run: the last request's decision and why each other
@@ -38,6 +42,7 @@ impl Default for Wf2 {
     fn default() -> Self {
         Wf2 {
             ltd: LongTermDebt::default(),
+            now_ltd: RefCell::new(CurrentDebt::default()),
             rr: RefCell::new(RrResult::default()),
             quiet: RefCell::new(Default::default()),
             explained: RefCell::new(None),
@@ -61,6 +66,9 @@ struct QuietScratch {
     lanes: BinaryHeap<Reverse<Key>>,
     /// Per project, its certain misses.
     misses: Vec<u32>,
+    /// The debts at the stretch's start and at a step of it.
+    ltd_now: CurrentDebt,
+    ltd_then: CurrentDebt,
 }
 
 impl Urgency {
@@ -96,9 +104,18 @@ enum Skip {
     NotUrgent,
 }
 
+/// Overworked: a long-term debt below minus one scheduling period.
+fn overworked(v: &View, ltd: f64) -> bool {
+    ltd < -v.prefs().sched_period
+}
+
 impl Wf2 {
-    pub fn overworked(&self, v: &View, p: usize) -> bool {
-        self.ltd.get(p) < -v.prefs().sched_period
+    /// The long-term debts charged up to the view's time, as BOINC's
+    /// `compute_work_requests` has them when it decides (the accounting
+    /// keeps them only at CPU schedulings and RPCs).
+    pub fn current_ltd(&self, v: &View) -> std::cell::Ref<'_, CurrentDebt> {
+        self.ltd.current(v, &mut self.now_ltd.borrow_mut());
+        self.now_ltd.borrow()
     }
 
     pub fn decide(&self, v: &View) -> PolicyResult<Decision> {
@@ -122,14 +139,14 @@ impl Wf2 {
         let mut rr = self.rr.borrow_mut();
         let buffer = v.prefs().work_buf_total();
         rr_sim::simulate(v, CPU, buffer, &mut rr)?;
+        let ltd = self.current_ltd(v);
+        let is_overworked = |p: usize| overworked(v, ltd.get(p));
         let np = v.projects().len();
         let n = v.host().ncpus;
         let s = rr.shortfall;
         let any_misses = rr.any_misses();
         let q = (0..np).any(|p| {
-            !self.overworked(v, p)
-                && rr.projects[p].shortfall > 0.0
-                && v.project(p).has_rsc_apps[CPU]
+            !is_overworked(p) && rr.projects[p].shortfall > 0.0 && v.project(p).has_rsc_apps[CPU]
         });
         let nearly_runnable = v
             .jobs()
@@ -155,9 +172,7 @@ impl Wf2 {
             return Ok(d);
         }
         let fetchable_share: f64 = (0..np)
-            .filter(|&p| {
-                v.contactable(p) && !self.overworked(v, p) && v.project(p).has_rsc_apps[CPU]
-            })
+            .filter(|&p| v.contactable(p) && !is_overworked(p) && v.project(p).has_rsc_apps[CPU])
             .map(|p| v.project(p).resource_share)
             .sum();
         let mut best: Option<usize> = None;
@@ -188,7 +203,7 @@ impl Wf2 {
                 note(p, Skip::Misses(pr.misses));
                 continue;
             }
-            if (self.overworked(v, p) || pr.shortfall <= 0.0) && urgency < Urgency::Need {
+            if (is_overworked(p) || pr.shortfall <= 0.0) && urgency < Urgency::Need {
                 note(p, Skip::OverworkedOrNoShortfall);
                 continue;
             }
@@ -208,8 +223,8 @@ impl Wf2 {
                 Some(b) => {
                     let bp = &rr.projects[b];
                     let worse = (pr.misses > 0 && bp.misses == 0)
-                        || (self.overworked(v, p) && !self.overworked(v, b))
-                        || self.ltd.get(b) + bp.shortfall > self.ltd.get(p) + pr.shortfall;
+                        || (is_overworked(p) && !is_overworked(b))
+                        || ltd.get(b) + bp.shortfall > ltd.get(p) + pr.shortfall;
                     !worse
                 }
             };
@@ -282,7 +297,38 @@ impl Wf2 {
             bound,
             lanes,
             misses,
+            ltd_now,
+            ltd_then,
         } = &mut *g;
+        // Each step decides on the debts charged up to its time. Within the
+        // stretch (no event: the usage rates, the runnable jobs and the
+        // contactable projects stay) a charge is affine in time while the
+        // same projects earn, and is dropped past two periods since the
+        // last accounting, leaving the kept debts. So `p` is overworked at
+        // every step if it is at the stretch's ends and at the last step
+        // before the drop, each with the projects earning as at its start.
+        self.ltd.current(v, ltd_now);
+        let drop_after = self.ltd.drops_after(v);
+        let mut overworked_through = |p: usize, end: Time| {
+            if !overworked(v, ltd_now.get(p)) {
+                return false;
+            }
+            let mut ends = [Some(end), None, None];
+            if let Some(d) = drop_after.filter(|d| *d < end) {
+                ends = [Some(d.max(v.now())), None, Some(end)];
+            }
+            for t in ends.into_iter().flatten() {
+                let c = self.ltd.current(&v.at(t), ltd_then);
+                let dropped = c.earning().iter().all(|e| !e);
+                let same = dropped
+                    || c.earning() == ltd_now.earning()
+                    || ltd_now.earning().iter().all(|e| !e);
+                if !same || !overworked(v, c.get(p)) {
+                    return false;
+                }
+            }
+            true
+        };
         quiet::longest(v, limit, |end| {
             if !quiet::remaining_bounds(v, end, lo, hi)? {
                 return Ok(false);
@@ -319,7 +365,7 @@ impl Wf2 {
                 let none_short = (0..np).all(|p| {
                     bound.projects[p].deficit <= 0.0
                         || !v.project(p).has_rsc_apps[CPU]
-                        || self.overworked(v, p)
+                        || overworked_through(p, end)
                 });
                 if none_short || misses.iter().any(|m| *m > 0) {
                     return Ok(true);
@@ -450,8 +496,9 @@ impl WorkFetcher for Wf2 {
             }
         };
         let rr = self.rr.borrow();
+        let ltd = self.current_ltd(v);
         let name = |p: usize| v.project(p).name.as_str();
-        let score = |p: usize| self.ltd.get(p) + rr.projects[p].shortfall;
+        let score = |p: usize| ltd.get(p) + rr.projects[p].shortfall;
         let p = req.project;
         let mut parts = vec![format!(
             "CPU shortfall {} in the round-robin simulation (urgency: {})",
@@ -463,7 +510,7 @@ impl WorkFetcher for Wf2 {
                 "{} has the largest long-term debt plus shortfall {} among contactable projects (LTD {}, its shortfall {})",
                 name(p),
                 short_duration(score(p)),
-                short_duration(self.ltd.get(p)),
+                short_duration(ltd.get(p)),
                 short_duration(rr.projects[p].shortfall)
             ));
         }
@@ -482,19 +529,19 @@ impl WorkFetcher for Wf2 {
                 Some(Skip::Misses(m)) => {
                     format!("{} has {m} deadline misses (in deadline trouble)", name(q))
                 }
-                Some(Skip::OverworkedOrNoShortfall) if self.overworked(v, q) => format!(
+                Some(Skip::OverworkedOrNoShortfall) if overworked(v, ltd.get(q)) => format!(
                     "{} overworked (LTD {})",
                     name(q),
-                    short_duration(self.ltd.get(q))
+                    short_duration(ltd.get(q))
                 ),
                 Some(Skip::OverworkedOrNoShortfall) | Some(Skip::NotUrgent) => {
                     format!("{} has no shortfall of its own", name(q))
                 }
                 None if pr.misses > 0 => format!("{} has {} deadline misses", name(q), pr.misses),
-                None if self.overworked(v, q) => format!(
+                None if overworked(v, ltd.get(q)) => format!(
                     "{} overworked (LTD {})",
                     name(q),
-                    short_duration(self.ltd.get(q))
+                    short_duration(ltd.get(q))
                 ),
                 None => format!(
                     "{}: lower long-term debt plus shortfall {}",
@@ -518,7 +565,7 @@ impl WorkFetcher for Wf2 {
                 .with("shortfall_s", d.shortfall)
                 .with("urgency", d.urgency.word())
                 .with("project", name(p))
-                .with("ltd_s", self.ltd.get(p))
+                .with("ltd_s", ltd.get(p))
                 .with("project_shortfall_s", rr.projects[p].shortfall)
                 .with("req_seconds", req.work_req_seconds),
         ))

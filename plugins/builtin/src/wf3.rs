@@ -26,7 +26,8 @@ use vcsim_blocks::rec::RecPriority;
 use vcsim_framework::explain::{clock, short_duration, short_number};
 use vcsim_framework::rng::{stream, SimRng};
 use vcsim_framework::{
-    PolicyResult, Reason, RpcReply, RscRequest, Time, View, WorkFetcher, WorkRequest, CPU,
+    ClientRules, PolicyResult, Reason, RpcReply, RscRequest, Time, View, WorkFetcher, WorkRequest,
+    CPU,
 };
 
 /// The first per-resource back-off (BOINC's `WF_MIN_BACKOFF_INTERVAL`).
@@ -463,7 +464,9 @@ impl WorkFetcher for Wf3 {
                 *b = RscBackoff::default();
             } else if asked {
                 b.no_work = true;
-                if b.until < now {
+                // An unset back-off (0) is past: BOINC's clock starts at an
+                // epoch far above 0 (its emulator's too), vcsim's at 0.
+                if b.until == 0.0 || b.until < now {
                     b.interval = if b.interval > 0.0 {
                         (2.0 * b.interval).min(MAX_BACKOFF)
                     } else {
@@ -478,6 +481,12 @@ impl WorkFetcher for Wf3 {
     }
 
     /// Back-off is per resource.
+    /// Today's client: reports within an hour (or at 64 waiting), one RPC a
+    /// step (the emulator's poll).
+    fn client_rules(&self) -> ClientRules {
+        ClientRules::TODAY
+    }
+
     fn backoff_on_empty_reply(&self, _v: &View) -> PolicyResult<bool> {
         Ok(false)
     }

@@ -7,8 +7,10 @@
 //! when the resource's estimated delay (what the request says, plus the
 //! jobs already in the reply spread over the instances) and its own
 //! estimate pass its latency bound; its app is then not offered again in
-//! this reply. An old-style request (seconds of any work) is filled the
-//! same way on its one amount.
+//! this reply (the emulator's `dont_use`: the feeder draws no app its
+//! sender skipped in the reply, so the reply goes on with the other apps
+//! until the request is covered). An old-style request (seconds of any
+//! work) is filled the same way on its one amount.
 
 use vcsim_blocks::server_fill::width;
 use vcsim_framework::explain::{clock, short_duration, short_number};
@@ -16,10 +18,6 @@ use vcsim_framework::{Candidate, PolicyResult, Reason, ServerRequest, Verdict, W
 
 #[derive(Default)]
 pub struct Ws3 {
-    /// The reply the refusals below belong to: (time, project).
-    reply: Option<(f64, usize)>,
-    /// Apps refused in this reply (the emulator's `dont_use`).
-    refused: Vec<usize>,
     /// The last candidate failed the deadline check (for the reasons).
     refused_now: bool,
 }
@@ -78,11 +76,6 @@ impl WorkSender for Ws3 {
         sent: &[Candidate],
         cand: &Candidate,
     ) -> PolicyResult<Verdict> {
-        let key = (req.now, req.project);
-        if self.reply != Some(key) {
-            self.reply = Some(key);
-            self.refused.clear();
-        }
         self.refused_now = false;
         let r = req.request;
         let nr = r.rsc.len().max(cand.rsc + 1);
@@ -91,16 +84,19 @@ impl WorkSender for Ws3 {
         let delay = &f.delay;
         let need = |k: usize| f.need(k);
         let k = if r.per_resource() { cand.rsc } else { CPU };
-        if !need(k) || self.refused.contains(&cand.app) {
+        // A skipped app is not offered again in this reply (the feeder's
+        // rule), as the emulator draws only among apps whose resource is
+        // still asked for.
+        if !need(k) {
             return Ok(if (0..nr).any(need) {
                 Verdict::Skip
             } else {
                 Verdict::Stop
             });
         }
-        // The emulator's default deadline check (not scaled by availability).
+        // The emulator's default deadline check (not scaled by availability):
+        // a refusal skips the app for the rest of the reply (`dont_use`).
         if delay[cand.rsc] + cand.est_seconds > cand.deadline - req.now {
-            self.refused.push(cand.app);
             self.refused_now = true;
             return Ok(Verdict::Skip);
         }
@@ -138,9 +134,6 @@ impl WorkSender for Ws3 {
             .with("est_s", cand.est_seconds)
             .with("bound_s", bound)
             .with("deadline_s", cand.deadline),
-            Verdict::Skip if f.need(k) => {
-                Reason::new("skipped: its app was refused earlier in this reply")
-            }
             Verdict::Skip => Reason::new(format!(
                 "skipped: {} is covered; another requested resource is not",
                 req.host.rsc_name(k)

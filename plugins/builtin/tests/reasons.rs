@@ -381,3 +381,28 @@ fn the_share_disk_manager_names_the_offender() {
         }
     }
 }
+
+#[test]
+fn a_fetch_between_schedulings_reads_the_debt_of_its_own_time() {
+    // One CPU, shares 1 : 3, 2-hour jobs. At 2:00 the CPU scheduler starts
+    // B's job, B's long-term debt then +30 min. B computes alone until the
+    // fetch at 2:43: 2007's client charges those 43 minutes before it
+    // decides (`adjust_debts` opens `compute_work_requests`), so B's debt
+    // is 1800 + 3/4 x 2580 - 2580 = 1155 s, not the 1800 s of 2:00.
+    let toml = "name = \"ltd-now\"\nseed = 1\nduration_days = 0.125\n\
+        [host]\nncpus = 1\ncpu_flops = 1e9\n\
+        [client]\nwork_buf_min_days = 0.1\nwork_buf_additional_days = 0.25\n\
+        [[project]]\nname = \"A\"\nresource_share = 100\nlatency_bound_days = 9\n\
+        [[project.app]]\nname = \"main\"\nflops_estimate = 7.2e12\nflops_mean = 7.2e12\n\
+        [[project]]\nname = \"B\"\nresource_share = 300\nlatency_bound_days = 9\n\
+        [[project.app]]\nname = \"main\"\nflops_estimate = 7.2e12\nflops_mean = 7.2e12\n";
+    let scn = Scenario::from_toml_str(toml, Path::new("ltd-now.toml")).unwrap();
+    let ex = explained(&scn, "CS2_WF2_WS2_JC2");
+    let fetch = policy_records(&ex, Family::Fetch)
+        .into_iter()
+        .find(|r| r.time == 2.0 * HOUR + 43.0 * 60.0)
+        .expect("a fetch at 2:43");
+    assert_eq!(text(&fetch.reason, "project"), "B");
+    let ltd = num(&fetch.reason, "ltd_s");
+    assert!((ltd - 1155.0).abs() < 1e-6, "B's LTD at 2:43: {ltd} s");
+}

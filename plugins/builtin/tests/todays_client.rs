@@ -13,10 +13,21 @@ static JC3: Jc3 = Jc3 {
     correction: Vec::new(),
 };
 
+use std::path::Path;
 use vcsim_framework::testing::{add_job, set_now, set_rec, state, JobSpec};
 use vcsim_framework::{
-    Candidate, RscRequest, ServerRequest, Verdict, View, WorkFetcher, WorkRequest, WorkSender, CPU,
+    run_spec, Candidate, PolicySpec, Registry, RscRequest, RunOutput, Scenario, ServerRequest,
+    SimOptions, Verdict, View, WorkFetcher, WorkRequest, WorkSender, CPU,
 };
+
+/// Runs `CS3_WF3_WS3_JC3` on a scenario given as TOML text.
+fn run_today(text: &str, opts: SimOptions) -> RunOutput {
+    vcsim_builtin::link();
+    let scn = Scenario::from_toml_str(text, Path::new("test.toml")).unwrap();
+    let reg = Registry::builtins().unwrap();
+    let spec = PolicySpec::parse("CS3_WF3_WS3_JC3").unwrap();
+    run_spec(&scn, &reg, &spec, opts).unwrap()
+}
 
 /// One CPU of 1 GFLOPS; projects A and B with equal shares and 1-hour jobs
 /// due in a day; BOINC's buffer of 0.1 days plus 0.25.
@@ -132,29 +143,8 @@ fn the_emulators_server_sends_while_the_reply_alone_meets_the_latency_bound() {
     // told. The first job: 0 + 4 <= 9; the second: 4 + 4 <= 9; the third
     // would wait 8 hours: 8 + 4 > 9, refused.
     let st = state(TWO);
-    let request = WorkRequest {
-        project: 0,
-        work_req_seconds: 36000.0,
-        rsc: vec![RscRequest {
-            req_seconds: 36000.0,
-            req_ninstances: 0.0,
-            estimated_delay: 0.0,
-        }],
-    };
-    let req = ServerRequest {
-        now: 0.0,
-        project: 0,
-        project_name: "A",
-        latency_bound: 9.0 * 3600.0,
-        host: &st.host,
-        request: &request,
-        dcf: 1.0,
-        work_buf_min: 8640.0,
-        on_fraction: 1.0,
-        workload: &[],
-        free_bytes: [1e12; 3],
-        explaining: false,
-    };
+    let request = ten_hours_of_cpu();
+    let req = server_request(&st, &request, 9.0 * 3600.0);
     let cand = Candidate {
         app: 0,
         rsc: CPU,
@@ -241,4 +231,263 @@ fn a_gpu_job_runs_at_the_learned_gpu_fraction_in_the_simulation() {
         "{:?}",
         sim.saturated_time
     );
+}
+
+/// One CPU of 1 GFLOPS and one GPU of 10. A's GPU job holds half a CPU, B's
+/// job a whole one: 1.5 CPUs in use, so B's job computes at half speed.
+const OVER_COMMITTED: &str = r#"
+name = "gh"
+seed = 1
+duration_days = 0.1
+[host]
+ncpus = 1
+cpu_flops = 1e9
+[[host.gpu]]
+kind = "nvidia"
+count = 1
+flops = 1e10
+[client]
+work_buf_min_days = 0.001
+work_buf_additional_days = 0
+[[project]]
+name = "A"
+resource_share = 100
+latency_bound_days = 5
+[[project.app]]
+name = "g"
+cpus = 0.5
+gpu = { kind = "nvidia", count = 1 }
+flops_estimate = 3.6e13
+flops_mean = 3.6e13
+[[project.job]]
+app = "g"
+deadline_days = 3
+[[project]]
+name = "B"
+resource_share = 100
+latency_bound_days = 5
+[[project.app]]
+name = "b"
+flops_estimate = 3.6e12
+flops_mean = 3.6e12
+[[project.job]]
+app = "b"
+deadline_days = 3
+"#;
+
+#[test]
+fn rec_credits_the_cpus_a_job_holds_even_while_over_commitment_slows_it() {
+    // A's GPU job earns the GPU's 10 GFLOPS plus its half CPU's 0.5; B's
+    // job holds a whole CPU, slowed to half by the over-commitment, and
+    // earns 1 GFLOPS, not 0.5 (BOINC's `accumulate_inst_sec` counts
+    // `avg_ncpus`; the slowing is the emulator's speed, not REC's). From
+    // nothing, a steady 1 GFLOPS for t seconds gives REC 200 (1 - 2^(-t/h)).
+    let out = run_today(
+        OVER_COMMITTED,
+        SimOptions {
+            explain: true,
+            snapshot_at: Some((usize::MAX, 1800.0)),
+            ..SimOptions::default()
+        },
+    );
+    let st = out.explanation.unwrap().snapshot.expect("a snapshot");
+    let v = View::new(&st, &JC3, 1800.0);
+    let one_gflops = 200.0 * (1.0 - 2f64.powf(-1800.0 / (10.0 * 86400.0)));
+    assert!(
+        (v.rec(1) / one_gflops - 1.0).abs() < 1e-9,
+        "B: {}",
+        v.rec(1)
+    );
+    assert!(
+        (v.rec(0) / one_gflops - 10.5).abs() < 1e-9,
+        "A: {}",
+        v.rec(0)
+    );
+    // So the priorities (REC fraction over share fraction) are -2/11.5 for
+    // B and -21/11.5 for A: -0.1739 and -1.8261.
+    let mut prio = RecPriority::default();
+    prio.init(&v, |_| true);
+    assert!((prio.prio[1] + 2.0 / 11.5).abs() < 1e-9, "{:?}", prio.prio);
+    assert!((prio.prio[0] + 21.0 / 11.5).abs() < 1e-9, "{:?}", prio.prio);
+}
+
+/// One CPU; A has 1-hour jobs due in 5 days (`c`) and 1-hour jobs due in
+/// 28.8 minutes (`short`), which the server's check always refuses.
+const REFUSED_APP: &str = r#"
+name = "ws"
+seed = 1
+duration_days = 0.01
+[host]
+ncpus = 1
+cpu_flops = 1e9
+[[project]]
+name = "A"
+resource_share = 100
+latency_bound_days = 5
+[[project.app]]
+name = "c"
+flops_estimate = 3.6e12
+flops_mean = 3.6e12
+[[project.app]]
+name = "short"
+latency_bound_days = 0.02
+flops_estimate = 3.6e12
+flops_mean = 3.6e12
+"#;
+
+#[test]
+fn a_refused_app_is_not_drawn_again_and_the_reply_is_filled_with_the_others() {
+    // The first request asks for 8.4 hours (the whole buffer, 0.1 + 0.25
+    // days). Once `short` is refused, the server draws only `c`, as the
+    // emulator's `dont_use` does, until the request is covered: 9 one-hour
+    // jobs (over-filled by one), whatever the draws.
+    for seed in 1..=8 {
+        let out = run_today(
+            REFUSED_APP,
+            SimOptions {
+                seed: Some(seed),
+                explain: true,
+                stop_after: Some(0.0),
+                ..SimOptions::default()
+            },
+        );
+        let ex = out.explanation.unwrap();
+        let first = ex
+            .records
+            .iter()
+            .find(|r| r.decision.starts_with("A replied with"))
+            .expect("a reply");
+        assert_eq!(first.decision, "A replied with 9 jobs", "seed {seed}");
+    }
+}
+
+#[test]
+fn a_refusal_in_one_reply_does_not_carry_into_the_next_reply_of_the_same_step() {
+    // Reply 1 refuses a 4-hour job of app 1 due in 3 hours. Reply 2, at the
+    // same time to the same project, offers app 1 with a deadline it meets:
+    // it is sent (the emulator clears `dont_use` at each RPC).
+    let st = state(TWO);
+    let request = ten_hours_of_cpu();
+    let req = server_request(&st, &request, 86400.0);
+    let late = Candidate {
+        app: 1,
+        rsc: CPU,
+        cpus: 1.0,
+        gpu_count: 0.0,
+        flops_estimate: 1.44e13,
+        est_seconds: 4.0 * 3600.0,
+        deadline: 3.0 * 3600.0,
+    };
+    let mut ws = Ws3::default();
+    assert_eq!(ws.consider(&req, &[], &late).unwrap(), Verdict::Skip);
+    let on_time = Candidate {
+        deadline: 86400.0,
+        ..late.clone()
+    };
+    assert_eq!(ws.consider(&req, &[], &on_time).unwrap(), Verdict::Send);
+}
+
+/// One CPU and one GPU; A may run one job at a time (`max_concurrent = 1`,
+/// BOINC's `project_max_concurrent`) and holds a 1-hour GPU job (0.01 CPU)
+/// and a 1-hour CPU job. Buffer 0.01 + 0.01 days (1,728 s).
+const PROJECT_CAP: &str = r#"
+name = "pmc"
+duration_days = 0.3
+[host]
+ncpus = 1
+cpu_flops = 1e9
+[[host.gpu]]
+kind = "nvidia"
+count = 1
+flops = 1e10
+[client]
+work_buf_min_days = 0.01
+work_buf_additional_days = 0.01
+[[project]]
+name = "A"
+resource_share = 100
+latency_bound_days = 5
+max_concurrent = 1
+[[project.app]]
+name = "g"
+cpus = 0.01
+gpu = { kind = "nvidia", count = 1 }
+flops_estimate = 3.6e13
+flops_mean = 3.6e13
+[[project.app]]
+name = "c"
+flops_estimate = 3.6e12
+flops_mean = 3.6e12
+"#;
+
+#[test]
+fn a_project_cap_reached_by_its_gpu_job_keeps_its_cpu_job_out_of_the_simulation() {
+    // GPUs are picked first: A's GPU job takes A's one slot. BOINC's code
+    // (as built) tests the cap only after adding a job, so it adds A's CPU
+    // job too, which the scheduler will not run: the CPU looks full. The
+    // intended rule keeps it out: the CPU is idle but for the GPU job's
+    // 0.01 for the first hour (0.99 instances idle now, 0.99 x 1,728 s of
+    // shortfall in the buffer); A's CPU job runs in the second hour, once
+    // the GPU job is done, so the CPU's last busy interval ends at 7,200 s.
+    let mut st = state(PROJECT_CAP);
+    let mut gpu_job = JobSpec::queued(0, 3.6e13, 3.0 * 86400.0);
+    gpu_job.app = 0;
+    let mut cpu_job = JobSpec::queued(0, 3.6e12, 3.0 * 86400.0);
+    cpu_job.app = 1;
+    add_job(&mut st, cpu_job);
+    add_job(&mut st, gpu_job);
+    let v = View::new(&st, &JC3, 0.0);
+    let mut sim = ListSim::default();
+    sim.simulate(&v, ProjectOrder::AsBuilt).unwrap();
+    assert!(sim.nidle_now[CPU] < 1e-9, "{:?}", sim.nidle_now);
+    sim.simulate(&v, ProjectOrder::Intended).unwrap();
+    assert!(
+        (sim.nidle_now[CPU] - 0.99).abs() < 1e-9,
+        "{:?}",
+        sim.nidle_now
+    );
+    assert!(
+        (sim.shortfall[CPU] - 0.99 * 1728.0).abs() < 1e-6,
+        "{:?}",
+        sim.shortfall
+    );
+    assert!((sim.saturated_time[CPU] - 7200.0).abs() < 1e-6);
+    // A's jobs meet its cap on the CPU at every pick: the first keeps its
+    // CPU job out, the second (at 3,600 s) runs it, alone.
+    assert_eq!(sim.last_mc_limit_reltime(0, CPU), 3600.0);
+}
+
+/// A request for 10 hours of CPU work from project 0.
+fn ten_hours_of_cpu() -> WorkRequest {
+    WorkRequest {
+        project: 0,
+        work_req_seconds: 36000.0,
+        rsc: vec![RscRequest {
+            req_seconds: 36000.0,
+            req_ninstances: 0.0,
+            estimated_delay: 0.0,
+        }],
+    }
+}
+
+/// What the server of project 0 (`A`) sees of `request` at time 0.
+fn server_request<'a>(
+    st: &'a vcsim_framework::ClientState,
+    request: &'a WorkRequest,
+    latency_bound: f64,
+) -> ServerRequest<'a> {
+    ServerRequest {
+        now: 0.0,
+        project: 0,
+        project_name: "A",
+        latency_bound,
+        host: &st.host,
+        request,
+        dcf: 1.0,
+        work_buf_min: 8640.0,
+        on_fraction: 1.0,
+        workload: &[],
+        free_bytes: [1e12; 3],
+        explaining: false,
+    }
 }

@@ -11,7 +11,7 @@ use crate::emit::{num, show, Section, Val};
 use crate::error::ImportError;
 use crate::output::Out;
 use crate::xml::{Src, Text, Unmodelled};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use vcsim_framework::scenario::bounds::{MAX_GPUS, MAX_SPAN_DAYS, MIN_FLOPS_PER_SECOND};
 
@@ -43,6 +43,10 @@ pub struct Build<'s, 'a> {
     /// The `<active_task>`s matched to a result (by result name): the
     /// others are said, not dropped silently.
     pub active_used: HashSet<String>,
+    /// Of the project being built, the jobs of an app it has no usable
+    /// version of, per app: the count, the first job and its line (one
+    /// warning each, not one per job).
+    pub orphans: BTreeMap<String, (usize, String, u32)>,
 }
 
 /// A BOINC app version, the newest of its plan class, with its CPU and GPU
@@ -345,10 +349,22 @@ impl<'s, 'a> Build<'s, 'a> {
                 if repeats.len() > 1 { ")" } else { "" }
             ));
         }
+        self.orphans.clear();
         for r in &g.results {
             if let Some(s) = self.job(r, &wus, &by_app, &sizes, &url, lat.seconds)? {
                 self.write(out, &s)?;
             }
+        }
+        for (an, (n, first, line)) in std::mem::take(&mut self.orphans) {
+            let jobs = if n == 1 {
+                format!("job `{first}` (line {line})")
+            } else {
+                format!("{n} jobs (the first `{first}`, line {line})")
+            };
+            self.warnings.push(format!(
+                "{}: project `{name}`: {jobs} of app `{an}` left out: the project has no usable version of `{an}` (none is listed for it, or the app was left out above)",
+                src.name()
+            ));
         }
         self.names.insert(name);
         Ok(())
@@ -912,11 +928,10 @@ impl<'s, 'a> Build<'s, 'a> {
             )
         })?;
         let Some(mine) = by_app.get(an) else {
-            self.warnings.push(format!(
-                "{}: job `{rname}` (line {}) of app `{an}`, which was left out: left out",
-                src.name(),
-                r.line
-            ));
+            self.orphans
+                .entry(an.to_string())
+                .or_insert_with(|| (0, rname.to_string(), r.line as u32))
+                .0 += 1;
             return Ok(None);
         };
         let by_class = r

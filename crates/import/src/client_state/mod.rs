@@ -122,6 +122,7 @@ pub fn import(inp: &Input) -> Result<crate::output::Imported, ImportError> {
         finished: 0,
         overdue: 0,
         active_used: Default::default(),
+        orphans: Default::default(),
     };
     // Each project's elements are dropped once it is written.
     let mut out = crate::output::Out::default();
