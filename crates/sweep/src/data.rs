@@ -14,6 +14,13 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// 250 MB for a million. A larger sweep is run in shards and merged.
 pub const MAX_RUNS: u64 = 1_000_000;
 
+/// The most cells one sweep process runs (a shard's, with `--shard`): each
+/// cell run keeps its rows, its labels and its plotted points until the
+/// files are written, about 1.1 KB for a cell of one policy and one
+/// replication (200,000 took 279 MB, loading included): half a million
+/// stay under 1 GB with the whole sweep's cells loaded.
+pub const MAX_PROCESS_CELLS: usize = 500_000;
+
 /// The most cells (points of the axes' product) a sweep file may have.
 /// Loading checks every cell's scenario, in every shard: beyond a million
 /// cells that alone would take minutes and gigabytes, and they are more

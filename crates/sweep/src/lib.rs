@@ -35,8 +35,8 @@ use vcsim_framework::scenario::Project;
 use vcsim_framework::{input, Metrics, PolicySpec, Registry, Scenario, SimOptions};
 
 pub use data::{
-    sha256_hex, value_label, Axis, Definition, Input, Manifest, Row, Shard, MAX_CELLS, MAX_RUNS,
-    VERSION,
+    sha256_hex, value_label, Axis, Definition, Input, Manifest, Row, Shard, MAX_CELLS,
+    MAX_PROCESS_CELLS, MAX_RUNS, VERSION,
 };
 pub use knobs::{Param, Setting};
 pub use output::{merge, prepare_dir, prepare_outputs, write_outputs, MergeError};
@@ -58,7 +58,22 @@ pub fn cells_in_shard(cells: usize, shard: Option<Shard>) -> usize {
 /// why it may not: more than [`MAX_RUNS`], with the shards it would take,
 /// or more shards than cells. Counted, not built: this is cheap.
 pub fn runs_within_bound(sweep: &Sweep, shard: Option<Shard>) -> Result<u64, String> {
-    let all_cells = sweep.cells.len();
+    process_bound(
+        sweep.cells.len(),
+        sweep.specs.len(),
+        sweep.def.replications,
+        shard,
+    )
+}
+
+/// [`runs_within_bound`] of a sweep of `all_cells` cells, `policies`
+/// policies and `replications` replications.
+fn process_bound(
+    all_cells: usize,
+    policies: usize,
+    replications: u32,
+    shard: Option<Shard>,
+) -> Result<u64, String> {
     // Shards beyond the cells hold none (a job array of a fixed size may
     // have more tasks than a small sweep has cells), but `merge` needs
     // every one: their number is bounded as the cells are.
@@ -69,17 +84,22 @@ pub fn runs_within_bound(sweep: &Sweep, shard: Option<Shard>) -> Result<u64, Str
         ));
     }
     let cells = cells_in_shard(all_cells, shard) as u64;
-    let per_cell = (sweep.specs.len() as u64).saturating_mul(u64::from(sweep.def.replications));
+    let per_cell = (policies as u64).saturating_mul(u64::from(replications));
     let runs = cells.saturating_mul(per_cell);
-    if runs <= MAX_RUNS {
+    if runs <= MAX_RUNS && cells <= MAX_PROCESS_CELLS as u64 {
         return Ok(runs);
+    }
+    if runs <= MAX_RUNS {
+        let shards = all_cells.div_ceil(MAX_PROCESS_CELLS).max(2);
+        return Err(format!(
+            "{cells} cells{}; one sweep process runs at most {MAX_PROCESS_CELLS} (each keeps about a kilobyte until the files are written): run it in shards (`--shard K/{shards}` or more, then `vcsim merge`), or with fewer values",
+            if shard.is_some() { " in this shard" } else { "" },
+        ));
     }
     let all = (all_cells as u64).saturating_mul(per_cell);
     let shards = all.div_ceil(MAX_RUNS).max(2);
     Err(format!(
-        "{runs} runs ({cells} cells x {} policies x {} replications{}); one sweep process makes at most {MAX_RUNS}: run it in shards (`--shard K/{shards}` or more, then `vcsim merge`), or with fewer values or replications",
-        sweep.specs.len(),
-        sweep.def.replications,
+        "{runs} runs ({cells} cells x {policies} policies x {replications} replications{}); one sweep process makes at most {MAX_RUNS}: run it in shards (`--shard K/{shards}` or more, then `vcsim merge`), or with fewer values or replications",
         if shard.is_some() { " in this shard" } else { "" },
     ))
 }
@@ -1117,6 +1137,23 @@ pub fn run(sweep: &Sweep, registry: &Registry, opts: RunOptions) -> Result<Vec<R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_runs_at_most_half_a_million_cells() {
+        // 600,000 cells of one run each: over the cells one process keeps
+        // (each about a kilobyte), though under the million runs.
+        let e = process_bound(600_000, 1, 1, None).unwrap_err();
+        assert!(
+            e.contains("600000 cells; one sweep process runs at most 500000"),
+            "{e}"
+        );
+        assert!(e.contains("`--shard K/2`"), "{e}");
+        let half = Shard { k: 1, n: 2 };
+        assert_eq!(process_bound(600_000, 1, 1, Some(half)), Ok(300_000));
+        // The runs' bound still counts runs: 200,000 cells x 10 runs.
+        let e = process_bound(200_000, 2, 5, None).unwrap_err();
+        assert!(e.contains("at most 1000000"), "{e}");
+    }
 
     /// Each cell's check, built cell by cell as a run builds it.
     fn one_by_one(sweep: &Sweep) -> Vec<Checked> {

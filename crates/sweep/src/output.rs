@@ -6,7 +6,8 @@
 //! plots as an unsharded run.
 
 use crate::data::{label_of, sha256_hex, Definition, Manifest, Row, MAX_CELLS, MAX_RUNS};
-use crate::summary::{summarize_each, SummaryLine};
+use crate::plot::PlotPoint;
+use crate::summary::summarize_each;
 use std::path::{Path, PathBuf};
 use vcsim_framework::input;
 use vcsim_framework::metrics::round6;
@@ -80,12 +81,12 @@ fn results_csv(def: &Definition, rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
 }
 
 /// Writes `summary.csv` line by line as the summary is made, and returns
-/// the lines of the metrics to plot (none without an axis).
+/// the points of the metrics to plot (none without an axis).
 fn summary_csv(
     def: &Definition,
     rows: &[Row],
     out: impl std::io::Write,
-) -> Result<Vec<SummaryLine>, csv::Error> {
+) -> Result<Vec<PlotPoint>, csv::Error> {
     let known = labels(def);
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
@@ -109,7 +110,6 @@ fn summary_csv(
         .map(String::from),
     );
     w.write_record(&header)?;
-    let plotted = |m: &str| !def.axes.is_empty() && def.metrics.iter().any(|x| x == m);
     let mut kept = Vec::new();
     let mut failed = None;
     summarize_each(def, rows, |s| {
@@ -133,8 +133,8 @@ fn summary_csv(
         ]);
         if let Err(e) = w.write_record(&rec) {
             failed = Some(e);
-        } else if plotted(&s.metric) {
-            kept.push(s);
+        } else if !def.axes.is_empty() {
+            kept.extend(PlotPoint::of(def, &s));
         }
     });
     if let Some(e) = failed {

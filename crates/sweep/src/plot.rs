@@ -414,8 +414,38 @@ enum Item {
     Break,
 }
 
+/// What a plot needs of a summary line, kept for each plotted metric while
+/// a sweep's summary is written (a few dozen bytes, where a line with its
+/// labels and names took some 350: a million cells held gigabytes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlotPoint {
+    pub cell: usize,
+    /// Index into the definition's `policies` (its first place).
+    pub policy: usize,
+    /// Index into the definition's `metrics`.
+    pub metric: usize,
+    pub mean: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+}
+
+impl PlotPoint {
+    /// The point of `line`, if its policy and metric are the definition's
+    /// (the metric one of those it plots).
+    pub fn of(def: &Definition, line: &SummaryLine) -> Option<PlotPoint> {
+        Some(PlotPoint {
+            cell: line.cell,
+            policy: def.policies.iter().position(|q| *q == line.policy)?,
+            metric: def.metrics.iter().position(|m| *m == line.metric)?,
+            mean: line.mean,
+            ci_low: line.ci_low,
+            ci_high: line.ci_high,
+        })
+    }
+}
+
 /// The plot of `metric` as SVG text.
-pub fn svg(def: &Definition, metric: &str, summary: &[SummaryLine]) -> String {
+pub fn svg(def: &Definition, metric: &str, summary: &[PlotPoint]) -> String {
     match draw(def, metric, summary) {
         // (A name from a file, a script's path, may hold characters XML
         // does not allow: escaped, as on the terminal.)
@@ -455,7 +485,7 @@ fn first_positions(labels: &[String]) -> HashMap<&str, usize> {
     m
 }
 
-fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<String, String> {
+fn draw(def: &Definition, metric: &str, summary: &[PlotPoint]) -> Result<String, String> {
     let axis = def
         .axes
         .first()
@@ -472,16 +502,18 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
         .get(1)
         .map(|a| a.values.iter().map(value_label).collect())
         .unwrap_or_default();
-    // Each value's first position, by label: a summary line is placed in
-    // constant time (a search per line made a 40,000-cell plot quadratic).
+    // A point's axis values come from its cell, in constant time (a search
+    // of the labels per line made a 40,000-cell plot quadratic); a value
+    // repeated on an axis is drawn at its first place, as its label is.
     let (at0, at1) = (first_positions(&labels0), first_positions(&labels1));
-    let x_of = |label: &str| -> Option<f64> {
-        let i = *at0.get(label)?;
-        Some(match &numeric {
+    let first0: Vec<usize> = labels0.iter().map(|l| at0[l.as_str()]).collect();
+    let first1: Vec<usize> = labels1.iter().map(|l| at1[l.as_str()]).collect();
+    let x_at = |i: usize| -> f64 {
+        match &numeric {
             Some(xs) if log => xs[i].log10(),
             Some(xs) => xs[i],
             None => i as f64,
-        })
+        }
     };
     // A line per policy, coloured and styled by it; with a second axis, a
     // line per policy and value, coloured by the value and styled by the
@@ -490,18 +522,20 @@ fn draw(def: &Definition, metric: &str, summary: &[SummaryLine]) -> Result<Strin
     let two = def.axes.len() > 1;
     let mut series: Vec<Series> = Vec::new();
     let mut series_of: HashMap<(usize, Option<usize>), usize> = HashMap::new();
-    for s in summary.iter().filter(|s| s.metric == metric) {
-        let Some(p) = def.policies.iter().position(|q| *q == s.policy) else {
-            continue;
-        };
-        let v = s.labels.get(1).and_then(|l| at1.get(l.as_str()).copied());
+    let Some(m) = def.metrics.iter().position(|x| x == metric) else {
+        return Err(format!("`{metric}` is not among the sweep's metrics"));
+    };
+    for s in summary.iter().filter(|s| s.metric == m) {
+        let p = s.policy;
+        let idx = crate::data::value_indices(&def.axes, s.cell);
+        let v = idx.get(1).and_then(|&j| first1.get(j).copied());
         if two && v.is_none() {
             continue;
         }
         let Some(mean) = s.mean.filter(|m| m.is_finite()) else {
             continue;
         };
-        let Some(x) = s.labels.first().and_then(|l| x_of(l)) else {
+        let Some(x) = idx.first().and_then(|&i| first0.get(i)).map(|&i| x_at(i)) else {
             continue;
         };
         let lo = s.ci_low.filter(|v| v.is_finite()).unwrap_or(mean);
@@ -951,6 +985,10 @@ mod tests {
         }
     }
 
+    fn points(d: &Definition, lines: &[SummaryLine]) -> Vec<PlotPoint> {
+        lines.iter().filter_map(|l| PlotPoint::of(d, l)).collect()
+    }
+
     fn line(cell: usize, labels: &[&str], policy: &str, mean: f64) -> SummaryLine {
         SummaryLine {
             cell,
@@ -975,7 +1013,7 @@ mod tests {
             summary.push(line(c, &[x], "CS2_WF2_WS2_JC2", 0.1 * c as f64));
             summary.push(line(c, &[x], long, 0.2 * c as f64));
         }
-        let svg = svg(&d, "waste", &summary);
+        let svg = svg(&d, "waste", &points(&d, &summary));
         assert!(svg.contains("<title>t: waste vs slack</title>"), "{svg}");
         assert!(svg.contains("waste (fraction of available FLOPs)"));
         assert!(svg.contains("slack (latency bound ÷ job run time; log scale)"));
@@ -1130,7 +1168,7 @@ mod tests {
                 line(c, &[b, s], "CS2_WF2_WS1_JC2", 0.5)
             })
             .collect();
-        let svg = svg(&d, "waste", &summary);
+        let svg = svg(&d, "waste", &points(&d, &summary));
         assert_eq!(svg.matches("CS2_WF2_WS1_JC2").count(), 1, "{svg}");
         assert!(svg.contains("\nslack = 1\n</text>") && svg.contains("\nslack = 2\n</text>"));
     }
