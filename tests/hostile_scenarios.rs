@@ -434,4 +434,23 @@ fn a_whole_number_out_of_its_type_names_the_key_and_the_range() {
         "ncpus = 2.5",
         &["`ncpus` must be a whole number from 0 to 4294967295, found 2.5"],
     );
+    // Past TOML's integers: the seed's hint only for the seed.
+    let (code, err) = run_with("ncpus-i64", "ncpus = 2", "ncpus = 99999999999999999999");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("`ncpus` is a whole number within that range") && !err.contains("seed"),
+        "{err}"
+    );
+    // And from the command line.
+    let r = vcsim(&[
+        "run",
+        "scenarios/paper-base.toml",
+        "--set",
+        "host.ncpus=5000000000",
+    ])
+    .run();
+    r.fails_with(
+        2,
+        &["`host.ncpus`: must be a whole number from 0 to 4294967295, found 5000000000"],
+    );
 }

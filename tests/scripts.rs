@@ -993,11 +993,20 @@ fn a_curried_function_pointer_is_held_to_the_size_limits_at_its_line() {
             ":4:",
             array,
         ),
-        // A map filled by index with such a pointer: each copy counts.
+        // A map filled by index with such a pointer: each copy counts (the
+        // map is over the limit at its next read).
         (
             format!("fn g(x) {{ 1 }}\nfn schedule(v) {{\n{big}    let f = Fn(\"g\").curry(big);\n    let m = #{{}};\n    for i in 0..100000 {{ m[\"k\" + i] = f; }}\n    []\n}}\n"),
             ":7:",
-            "stopped after",
+            array,
+        ),
+        // Literals nesting such pointers (rhai's own check of a literal
+        // passes over pointers): ten levels doubled to an abort at 3 GB;
+        // the read of the first value over the limit stops it.
+        (
+            "fn g(x) { 1 }\nfn schedule(v) {\n    let a = [];\n    a.pad(60000, 0);\n    let f = Fn(\"g\").curry(a);\n    let b = [f, f];\n    let c = [b, b];\n    []\n}\n".to_string(),
+            ":7:",
+            array,
         ),
     ];
     for (i, (text, line, limit)) in cases.iter().enumerate() {

@@ -1265,7 +1265,16 @@ pub fn name_fault(what: &str, v: &str) -> Option<String> {
 pub fn toml_message(text: &str, e: &toml::de::Error) -> String {
     let m = e.message().trim();
     if m.contains("number too large to fit in target type") {
-        return format!("{m}: TOML integers range from -9223372036854775808 to 9223372036854775807 (a larger `seed` is written as a string of digits: `seed = \"18446744073709551615\"`)");
+        // Only a seed may be past TOML's integers (as a string of digits).
+        let key = e.span().and_then(|span| key_before(text, span.start));
+        let hint = match key {
+            Some("seed") => " (a larger `seed` is written as a string of digits: `seed = \"18446744073709551615\"`)".to_string(),
+            Some(k) => format!(" (`{k}` is a whole number within that range)"),
+            None => String::new(),
+        };
+        return format!(
+            "{m}: TOML integers range from -9223372036854775808 to 9223372036854775807{hint}"
+        );
     }
     // serde names the type (`expected u32`), not the key or the range.
     let whole = [
@@ -1279,15 +1288,7 @@ pub fn toml_message(text: &str, e: &toml::de::Error) -> String {
     .find(|(t, _)| m.ends_with(&format!("expected {t}")));
     if let (Some((_, max)), Some(span)) = (whole, e.span()) {
         let value = text.get(span.clone()).unwrap_or("").trim();
-        let line_start = text[..span.start.min(text.len())]
-            .rfind('\n')
-            .map_or(0, |i| i + 1);
-        let key = text[line_start..span.start.min(text.len())]
-            .trim_end()
-            .strip_suffix('=')
-            .map(str::trim)
-            .filter(|k| !k.is_empty() && !k.contains(['{', ',']));
-        let what = key.map_or(String::new(), |k| format!("`{k}` "));
+        let what = key_before(text, span.start).map_or(String::new(), |k| format!("`{k}` "));
         return format!("{what}must be a whole number from 0 to {max}, found {value}");
     }
     if !m.is_empty() {
@@ -1304,6 +1305,18 @@ pub fn toml_message(text: &str, e: &toml::de::Error) -> String {
         Some(c) => format!("unexpected {c:?}"),
         None => "not valid TOML".into(),
     }
+}
+
+/// The key written before the value at byte `at` on its line (`ncpus` of
+/// `ncpus = 5000000000`), if it is a plain one (not in an inline table).
+fn key_before(text: &str, at: usize) -> Option<&str> {
+    let at = at.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    text.get(line_start..at)?
+        .trim_end()
+        .strip_suffix('=')
+        .map(str::trim)
+        .filter(|k| !k.is_empty() && !k.contains(['{', ',']))
 }
 
 /// 1-based line and column of a byte offset.

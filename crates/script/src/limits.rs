@@ -447,9 +447,13 @@ pub(crate) fn on_var(name: &str, _index: usize, ctx: EvalContext) -> RResult<Opt
     }
     // Reading a function pointer copies its curried values, which rhai's
     // own checks of the values built with it (an array literal `[f, f]`)
-    // do not count: charged here, once a pointer was curried at all.
+    // do not count: charged here, once a pointer was curried at all, and
+    // the value read is held to the limits, so that literals nesting
+    // curried pointers (`[g, g]` of `g = [f, f]`) stop at the first read
+    // of one over them rather than doubling to an abort.
     if CURRIED.with(Cell::get) {
         if let Some(d) = ctx.scope().get(name) {
+            check_sizes(sizes(d))?;
             charge(bytes_of(copied_by_read(d)));
         }
     }

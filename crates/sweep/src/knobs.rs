@@ -378,12 +378,39 @@ fn apply_inner(scn: &Scenario, s: &Setting) -> Result<Scenario, Fault> {
                         "unknown parameter `{path}`: the scenario has no key `{leaf}` there"
                     ))
                 } else {
-                    v(format!("cannot set `{path}`: {e}"))
+                    v(format!(
+                        "cannot set `{path}`: {}",
+                        whole_number_message(&e.to_string())
+                    ))
                 }
             })?;
         }
     }
     Ok(scn)
+}
+
+/// serde's "expected u32" said as the range of whole numbers it means.
+fn whole_number_message(m: &str) -> String {
+    let ranges = [
+        ("u8", u8::MAX as u64),
+        ("u16", u16::MAX as u64),
+        ("u32", u32::MAX as u64),
+        ("u64", u64::MAX),
+        ("usize", usize::MAX as u64),
+    ];
+    match ranges
+        .iter()
+        .find(|(t, _)| m.ends_with(&format!("expected {t}")))
+    {
+        Some((_, max)) => {
+            let found = m
+                .split('`')
+                .nth(1)
+                .map_or(String::new(), |x| format!(", found {x}"));
+            format!("must be a whole number from 0 to {max}{found}")
+        }
+        None => m.to_string(),
+    }
 }
 
 fn set_path(
