@@ -209,7 +209,8 @@ impl RpcReply {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Send,
-    /// Not this one; the server may look at another.
+    /// Not this app: the server draws among its other apps for the rest of
+    /// this reply (BOINC's emulator marks the app `dont_use`).
     Skip,
     /// The reply is complete.
     Stop,
