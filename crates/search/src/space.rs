@@ -144,11 +144,12 @@ impl Space {
                 scenario_at(&base, &at).map_err(|m| {
                     // A float end makes the range a float range, which a
                     // whole-number key cannot take.
-                    let hint = if m.contains("floating point") {
-                        " (give both ends as integers for a whole-number parameter)"
-                    } else {
-                        ""
-                    };
+                    let hint =
+                        if m.contains("floating point") || m.contains("must be a whole number") {
+                            " (give both ends as integers for a whole-number parameter)"
+                        } else {
+                            ""
+                        };
                     let mixed = with_mix
                         .map(|(_, n)| format!(" (with mix = {}, its fewest projects)", n.text()))
                         .unwrap_or_default();
