@@ -1277,16 +1277,7 @@ pub fn toml_message(text: &str, e: &toml::de::Error) -> String {
         );
     }
     // serde names the type (`expected u32`), not the key or the range.
-    let whole = [
-        ("u8", u8::MAX as u64),
-        ("u16", u16::MAX as u64),
-        ("u32", u32::MAX as u64),
-        ("u64", u64::MAX),
-        ("usize", usize::MAX as u64),
-    ]
-    .into_iter()
-    .find(|(t, _)| m.ends_with(&format!("expected {t}")));
-    if let (Some((_, max)), Some(span)) = (whole, e.span()) {
+    if let (Some(max), Some(span)) = (whole_number_max(m), e.span()) {
         let value = text.get(span.clone()).unwrap_or("").trim();
         let what = key_before(text, span.start).map_or(String::new(), |k| format!("`{k}` "));
         return format!("{what}must be a whole number from 0 to {max}, found {value}");
@@ -1305,6 +1296,21 @@ pub fn toml_message(text: &str, e: &toml::de::Error) -> String {
         Some(c) => format!("unexpected {c:?}"),
         None => "not valid TOML".into(),
     }
+}
+
+/// The largest whole number serde's message means by "expected u32" (u8,
+/// u16, u32, u64, usize), if it says so: the range a key's value must be in.
+pub fn whole_number_max(serde_message: &str) -> Option<u64> {
+    [
+        ("u8", u8::MAX as u64),
+        ("u16", u16::MAX as u64),
+        ("u32", u32::MAX as u64),
+        ("u64", u64::MAX),
+        ("usize", usize::MAX as u64),
+    ]
+    .into_iter()
+    .find(|(t, _)| serde_message.ends_with(&format!("expected {t}")))
+    .map(|(_, max)| max)
 }
 
 /// The key written before the value at byte `at` on its line (`ncpus` of

@@ -391,18 +391,8 @@ fn apply_inner(scn: &Scenario, s: &Setting) -> Result<Scenario, Fault> {
 
 /// serde's "expected u32" said as the range of whole numbers it means.
 fn whole_number_message(m: &str) -> String {
-    let ranges = [
-        ("u8", u8::MAX as u64),
-        ("u16", u16::MAX as u64),
-        ("u32", u32::MAX as u64),
-        ("u64", u64::MAX),
-        ("usize", usize::MAX as u64),
-    ];
-    match ranges
-        .iter()
-        .find(|(t, _)| m.ends_with(&format!("expected {t}")))
-    {
-        Some((_, max)) => {
+    match vcsim_framework::scenario::whole_number_max(m) {
+        Some(max) => {
             let found = m
                 .split('`')
                 .nth(1)

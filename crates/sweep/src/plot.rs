@@ -476,13 +476,15 @@ fn fit(s: &str, px: f64) -> String {
     t
 }
 
-/// Each label's first position.
-fn first_positions(labels: &[String]) -> HashMap<&str, usize> {
-    let mut m = HashMap::with_capacity(labels.len());
-    for (i, l) in labels.iter().enumerate() {
-        m.entry(l.as_str()).or_insert(i);
-    }
-    m
+/// For each value of an axis, the first position of its label (a value
+/// repeated is drawn at its first place).
+fn first_positions(labels: &[String]) -> Vec<usize> {
+    let mut first: HashMap<&str, usize> = HashMap::with_capacity(labels.len());
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| *first.entry(l.as_str()).or_insert(i))
+        .collect()
 }
 
 fn draw(def: &Definition, metric: &str, summary: &[PlotPoint]) -> Result<String, String> {
@@ -505,9 +507,7 @@ fn draw(def: &Definition, metric: &str, summary: &[PlotPoint]) -> Result<String,
     // A point's axis values come from its cell, in constant time (a search
     // of the labels per line made a 40,000-cell plot quadratic); a value
     // repeated on an axis is drawn at its first place, as its label is.
-    let (at0, at1) = (first_positions(&labels0), first_positions(&labels1));
-    let first0: Vec<usize> = labels0.iter().map(|l| at0[l.as_str()]).collect();
-    let first1: Vec<usize> = labels1.iter().map(|l| at1[l.as_str()]).collect();
+    let (first0, first1) = (first_positions(&labels0), first_positions(&labels1));
     let x_at = |i: usize| -> f64 {
         match &numeric {
             Some(xs) if log => xs[i].log10(),
